@@ -1,0 +1,119 @@
+// bench_codec: codecs alone. Ratio and throughput in original bytes for every codec x data set x
+// chunk size x thread count, compress and decompress, each round trip verified outside the timing.
+//
+//   bench_codec [--codecs=SPEC,...] [--datasets=SPEC,...] [--chunks=1MiB,...] [--threads=1,2]
+//               [--list-codecs] [--benchmark_* flags of Google Benchmark]
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <deque>
+
+#include "codec_case.hpp"
+#include "context.hpp"
+#include "wirezip/codecs/entropy.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/util/error.hpp"
+#include "wirezip/util/size.hpp"
+
+namespace {
+
+using namespace wirezip;
+
+struct Config {
+  std::vector<std::string> codecs;
+  std::vector<std::string> datasets;
+  std::vector<std::uint64_t> chunks;
+  std::vector<int> threads;
+};
+
+Config parse_config(const std::string& codecs, const std::string& datasets, const std::string& chunks,
+                    const std::string& threads) {
+  Config config;
+  config.codecs = codecs.empty() ? codecs::default_codec_specs() : harness::parse_list("--codecs", codecs);
+  // memcpy is the ceiling every other codec is read against, so it is always in the run.
+  if (std::find(config.codecs.begin(), config.codecs.end(), "memcpy") == config.codecs.end())
+    config.codecs.insert(config.codecs.begin(), "memcpy");
+  for (const std::string& spec : config.codecs) codecs::make_codec(spec);  // reject bad specs up front
+  config.datasets = harness::parse_list("--datasets", datasets);
+  try {
+    config.chunks = parse_size_list(chunks);
+  } catch (const Error& e) {
+    fail("--chunks: {}", e.what());
+  }
+  for (std::uint64_t chunk : config.chunks)
+    if (chunk == 0) fail("--chunks: a chunk must be at least 1 byte");
+  config.threads = harness::parse_positive_ints("--threads", threads);
+  return config;
+}
+
+void print_codec_list() {
+  fmt::print("{:<38} {:<28} {}\n", "spec", "library", "what it is");
+  for (const codecs::CodecInfo& info : codecs::list_codecs())
+    fmt::print("{:<38} {:<28} {}\n", info.spec, info.library, info.description);
+}
+
+// Names read family/axis:value so --benchmark_filter can select any slice.
+std::string case_name(const std::string& codec, const std::string& dataset, std::uint64_t chunk,
+                      harness::Direction direction) {
+  std::string label = dataset;
+  std::replace(label.begin(), label.end(), '/', '_');  // paths must not add name levels
+  return fmt::format("codec/{}/{}/chunk:{}/{}", codec, label, chunk,
+                     direction == harness::Direction::compress ? "compress" : "decompress");
+}
+
+void register_cases(const Config& config, const std::deque<datasets::Dataset>& data) {
+  for (const datasets::Dataset& dataset : data) {
+    benchmark::AddCustomContext("dataset:" + dataset.spec, dataset.description);
+    benchmark::AddCustomContext("dataset_sha256:" + dataset.spec, datasets::sha256_hex(dataset.bytes));
+    for (std::uint64_t chunk : config.chunks) {
+      const double bound = codecs::entropy_bound_ratio(dataset.bytes, dataset.element_width, chunk);
+      for (const std::string& spec : config.codecs) {
+        for (auto direction : {harness::Direction::compress, harness::Direction::decompress}) {
+          harness::CodecCase c{.codec_spec = spec, .dataset = &dataset, .chunk_bytes = chunk,
+                               .direction = direction, .entropy_bound_ratio = bound};
+          auto* bench = benchmark::RegisterBenchmark(
+              case_name(spec, dataset.spec, chunk, direction).c_str(),
+              [c](benchmark::State& state) { harness::run_codec_case(state, c); });
+          bench->UseRealTime();  // threads share the work: wall time is what throughput means
+          for (int t : config.threads) bench->Threads(t);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  CLI::App app{"bench_codec: ratio and throughput (original bytes) of lossless codecs on bf16 traffic.\n"
+               "Google Benchmark's --benchmark_* flags are accepted too."};
+  std::string codec_list, dataset_list{datasets::kDefaultDatasetSpec}, chunk_list = "1MiB", thread_list = "1";
+  bool list_codecs = false;
+  app.add_option("--codecs", codec_list, "codec specs, comma-separated (default: memcpy, every family, peers)");
+  app.add_option("--datasets", dataset_list, "dataset specs, comma-separated")->capture_default_str();
+  app.add_option("--chunks", chunk_list, "chunk sizes; each chunk is compressed on its own")->capture_default_str();
+  app.add_option("--threads", thread_list, "thread counts to sweep")->capture_default_str();
+  app.add_flag("--list-codecs", list_codecs, "print every codec spec with its library version and exit");
+  CLI11_PARSE(app, argc, argv);
+  if (list_codecs) {
+    print_codec_list();
+    return 0;
+  }
+
+  std::deque<datasets::Dataset> data;  // deque: cases keep pointers to its elements
+  try {
+    Config config = parse_config(codec_list, dataset_list, chunk_list, thread_list);
+    for (const std::string& spec : config.datasets) data.push_back(datasets::load_dataset(spec));
+    harness::add_host_context(argc, argv);
+    register_cases(config, data);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_codec: {}\n", e.what());
+    return 2;
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,117 @@
+#include "codec_case.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::harness {
+namespace {
+
+// This thread's share: chunks t, t + T, t + 2T, ... each with its own compressed buffer.
+struct ThreadChunks {
+  std::vector<std::span<const std::byte>> originals;
+  std::vector<std::vector<std::byte>> frames;
+  std::vector<std::size_t> frame_sizes;
+  std::uint64_t original_bytes = 0;
+};
+
+ThreadChunks chunks_for_thread(const CodecCase& config, const codecs::Codec& codec, int thread, int threads) {
+  ThreadChunks mine;
+  std::span<const std::byte> all(config.dataset->bytes);
+  const std::size_t chunk = config.chunk_bytes;
+  const std::size_t count = (all.size() + chunk - 1) / chunk;
+  for (std::size_t i = static_cast<std::size_t>(thread); i < count; i += static_cast<std::size_t>(threads)) {
+    std::span<const std::byte> piece = all.subspan(i * chunk, std::min(chunk, all.size() - i * chunk));
+    mine.originals.push_back(piece);
+    mine.frames.emplace_back(codec.max_compressed_size(piece.size()));
+    mine.original_bytes += piece.size();
+  }
+  mine.frame_sizes.assign(mine.originals.size(), 0);
+  return mine;
+}
+
+void compress_all(codecs::Codec& codec, ThreadChunks& mine) {
+  for (std::size_t i = 0; i < mine.originals.size(); ++i)
+    mine.frame_sizes[i] = codec.compress(mine.originals[i], mine.frames[i]);
+}
+
+void decompress_all(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::byte>& restored) {
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < mine.originals.size(); ++i) {
+    std::span<std::byte> out(restored.data() + offset, mine.originals[i].size());
+    codec.decompress(std::span(mine.frames[i]).first(mine.frame_sizes[i]), out);
+    offset += out.size();
+  }
+}
+
+// Restores every chunk and compares it with the original; throws on the first difference.
+void verify(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::byte>& restored, bool decode_again) {
+  if (decode_again) decompress_all(codec, mine, restored);
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < mine.originals.size(); ++i) {
+    if (!std::equal(mine.originals[i].begin(), mine.originals[i].end(), restored.begin() + offset))
+      fail("round trip mismatch: chunk {} of this thread does not restore its input", i);
+    offset += mine.originals[i].size();
+  }
+}
+
+// Ratio is a property of all chunks together: the last thread of a run to get here reports it.
+// Every thread checks in, even after an error, so the next run starts from zero.
+void report_totals(benchmark::State& state, const CodecCase& config, std::uint64_t compressed) {
+  CodecCase::Totals& totals = *config.totals;
+  totals.compressed += compressed;
+  if (totals.finished.fetch_add(1) + 1 != state.threads()) return;
+  const std::uint64_t all = totals.compressed.exchange(0);
+  totals.finished = 0;
+  if (state.error_occurred() || all == 0) return;
+  state.counters["compressed_bytes"] = static_cast<double>(all);
+  state.counters["ratio"] = static_cast<double>(config.dataset->bytes.size()) / static_cast<double>(all);
+  state.counters["entropy_bound_ratio"] = config.entropy_bound_ratio;
+}
+
+// Runs `step`, turning an exception into SkipWithError; returns whether it succeeded.
+template <typename Step>
+bool guarded(benchmark::State& state, Step&& step) {
+  try {
+    step();
+    return true;
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return false;
+  }
+}
+
+}  // namespace
+
+void run_codec_case(benchmark::State& state, const CodecCase& config) {
+  std::unique_ptr<codecs::Codec> codec;
+  ThreadChunks mine;
+  std::vector<std::byte> restored;
+  // Both directions start from real frames: the decompress case times exactly these.
+  bool ok = guarded(state, [&] {
+    codec = codecs::make_codec(config.codec_spec);
+    mine = chunks_for_thread(config, *codec, state.thread_index(), state.threads());
+    restored.resize(mine.original_bytes);
+    compress_all(*codec, mine);
+  });
+
+  for (auto _ : state) {
+    if (!ok) break;
+    ok = guarded(state, [&] {
+      if (config.direction == Direction::compress)
+        compress_all(*codec, mine);
+      else
+        decompress_all(*codec, mine, restored);
+    });
+  }
+  if (ok) ok = guarded(state, [&] { verify(*codec, mine, restored, config.direction == Direction::compress); });
+
+  std::uint64_t compressed = 0;
+  for (std::size_t size : mine.frame_sizes) compressed += size;
+  if (ok) state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * mine.original_bytes));
+  report_totals(state, config, compressed);
+}
+
+}  // namespace wirezip::harness

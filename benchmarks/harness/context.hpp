@@ -1,0 +1,21 @@
+#pragma once
+// What every benchmark binary records next to its results, so a JSON file says where and how it
+// was measured: suite version and git sha, library versions, CPU, kernel, THP mode, argv.
+#include <string>
+#include <vector>
+
+namespace wirezip::harness {
+
+// Adds the host and build context to Google Benchmark's JSON "context" block.
+void add_host_context(int argc, char** argv);
+
+// Each line of a /proc or /sys file that starts with `key`, without the key; "" when absent.
+std::string read_first_value(const std::string& path, const std::string& key);
+// The bracketed choice in a kernel setting file, e.g. "madvise" from "always [madvise] never".
+std::string read_kernel_choice(const std::string& path);
+
+// Splits "a,b,c"; an empty list or item is an error naming the flag.
+std::vector<std::string> parse_list(const std::string& flag, const std::string& text);
+std::vector<int> parse_positive_ints(const std::string& flag, const std::string& text);
+
+}  // namespace wirezip::harness

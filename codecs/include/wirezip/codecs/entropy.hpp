@@ -1,0 +1,20 @@
+#pragma once
+// Order-0 entropy: the bound an ideal memoryless coder reaches, and a cheap probe that lets the
+// framed codecs store a near-random plane raw instead of paying for a failed search.
+#include <cstddef>
+#include <span>
+
+namespace wirezip::codecs {
+
+// Shannon entropy of the byte histogram, in bits per byte (0 for empty input).
+double order0_entropy_bits(std::span<const std::byte> bytes);
+
+// The compression ratio (original / coded) an ideal order-0 coder of each byte plane reaches when
+// every `chunk` bytes are coded on their own: planes of width `width`, trailing bytes at 8 bits.
+double entropy_bound_ratio(std::span<const std::byte> data, std::size_t width, std::size_t chunk);
+
+// True when a sample of the plane has order-0 entropy >= 7.9 bits/byte, i.e. coding could save at
+// most ~1%. Planes under 4 KiB are always worth a try.
+bool looks_incompressible(std::span<const std::byte> plane);
+
+}  // namespace wirezip::codecs

@@ -1,0 +1,39 @@
+#pragma once
+// Builds a codec from a spec string, the way users name codecs on the command line:
+//
+//   memcpy                      the ceiling: a framed copy (checksum + copy)
+//   lz4[:accel=N]               zstd[:level=N][:literals=1]     (N may be negative for zstd)
+//   rans                        htscodecs rANS 4x16, order 0
+//   huff                        wirezip's 4-stream order-0 Huffman
+//   igzip[:level=0..3]          ISA-L deflate with per-plane Huffman tables
+//   bytegroup[:width=W][+CODER] byte planes (W = 2 for bf16, 4 for fp32), each coded with CODER
+//   blosc:{noshuffle|shuffle|bitshuffle}[:width=W]+{lz4|lz4hc|zstd|blosclz|zlib}[:level=N]
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wirezip/codecs/codec.hpp"
+
+namespace wirezip::codecs {
+
+// The best wirezip codec on bf16 training traffic (by bench_codec measurements; see README).
+inline constexpr std::string_view kBestCodecSpec = "bytegroup+huff";
+
+// Throws wirezip::Error naming the spec and every valid form.
+std::unique_ptr<Codec> make_codec(std::string_view spec);
+
+struct CodecInfo {
+  std::string spec;
+  std::string description;
+  std::string library;  // library and version that does the work
+};
+// One representative spec per family and setting, for --list-codecs.
+std::vector<CodecInfo> list_codecs();
+// What bench_codec runs without --codecs: memcpy, every family at its recommended setting, peers.
+std::vector<std::string> default_codec_specs();
+// Library name -> version string, for benchmark contexts.
+std::map<std::string, std::string> library_versions();
+
+}  // namespace wirezip::codecs

@@ -1,0 +1,143 @@
+// Every wirezip codec: optional byte grouping, each plane coded on its own (or stored raw when it
+// would not shrink), wrapped in the self-describing frame of frame.hpp.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "codec_factories.hpp"
+#include "plane_coder.hpp"
+#include "wirezip/codecs/bytegroup.hpp"
+#include "wirezip/codecs/entropy.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::codecs {
+namespace {
+
+std::string_view coder_name(CoderId id) {
+  constexpr std::array<std::string_view, 6> names{"raw", "lz4", "zstd", "rans", "huff", "igzip"};
+  return names.at(static_cast<std::size_t>(id));
+}
+
+class FramedCodec final : public Codec {
+ public:
+  FramedCodec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder)
+      : spec_(std::move(spec)), width_(width), coder_(std::move(coder)) {}
+
+  const std::string& spec() const override { return spec_; }
+  std::size_t element_width() const override { return width_; }
+
+  std::size_t max_compressed_size(std::size_t n) const override {
+    const std::size_t plane = n / width_;
+    const std::size_t stored = coder_ ? std::max(plane, coder_->bound(plane)) : plane;
+    return FrameHeader::header_size(width_) + width_ * stored + n % width_;
+  }
+
+  std::size_t compress(std::span<const std::byte> src, std::span<std::byte> dst) override;
+  std::size_t decompress(std::span<const std::byte> src, std::span<std::byte> dst) override;
+
+ private:
+  CoderId coder_id() const { return coder_ ? coder_->id() : CoderId::raw; }
+  // Codes one plane at `out` (capacity checked by the caller); stores it raw when coding does not pay.
+  PlaneEntry put_plane(std::span<const std::byte> plane, std::byte* out);
+
+  std::string spec_;
+  std::size_t width_;
+  std::unique_ptr<PlaneCoder> coder_;  // null: planes are stored raw
+  std::vector<std::byte> scratch_;     // split planes (compress) or decoded planes (decompress)
+};
+
+PlaneEntry FramedCodec::put_plane(std::span<const std::byte> plane, std::byte* out) {
+  if (coder_ && !looks_incompressible(plane)) {
+    std::size_t size = coder_->encode(plane, {out, coder_->bound(plane.size())});
+    if (size < plane.size()) return {PlaneMode::coded, static_cast<std::uint32_t>(size)};
+  }
+  std::memcpy(out, plane.data(), plane.size());
+  return {PlaneMode::raw, static_cast<std::uint32_t>(plane.size())};
+}
+
+std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std::byte> dst) {
+  if (dst.size() < max_compressed_size(src.size()))
+    fail("{}: output of {} bytes is below the {} bytes compression may need", spec_, dst.size(),
+         max_compressed_size(src.size()));
+  const std::size_t plane = src.size() / width_;
+  if (plane > std::numeric_limits<std::uint32_t>::max())
+    fail("{}: {} bytes is too large for one frame (split it into chunks)", spec_, src.size());
+
+  FrameHeader header{.coder = coder_id(), .element_width = static_cast<std::uint8_t>(width_),
+                     .original_size = src.size(), .checksum = frame_checksum(src)};
+  std::byte* out = dst.data() + header.encoded_size();
+  if (!coder_) {
+    // Raw planes go straight into the frame: one pass, the cost of byte grouping alone.
+    std::array<std::byte*, kMaxElementWidth> planes{};
+    for (std::size_t k = 0; k < width_; ++k) {
+      planes[k] = out + k * plane;
+      header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
+    }
+    split_planes(src, width_, {planes.data(), width_});
+    out += width_ * plane;
+  } else {
+    const std::byte* planes_base = src.data();
+    if (width_ > 1) {
+      scratch_.resize(width_ * plane);
+      std::array<std::byte*, kMaxElementWidth> planes{};
+      for (std::size_t k = 0; k < width_; ++k) planes[k] = scratch_.data() + k * plane;
+      split_planes(src, width_, {planes.data(), width_});
+      planes_base = scratch_.data();
+    }
+    for (std::size_t k = 0; k < width_; ++k) {
+      header.planes[k] = put_plane({planes_base + k * plane, plane}, out);
+      out += header.planes[k].stored_size;
+    }
+  }
+  std::memcpy(out, src.data() + width_ * plane, header.tail_size());
+  out += header.tail_size();
+  write_frame_header(header, dst);
+  return static_cast<std::size_t>(out - dst.data());
+}
+
+std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<std::byte> dst) {
+  const FrameHeader header = read_frame_header(src);
+  if (header.coder != coder_id())
+    fail("{}: frame was coded with {}, this codec uses {}", spec_, coder_name(header.coder), coder_name(coder_id()));
+  if (header.element_width != width_)
+    fail("{}: frame has element width {}, this codec uses {}", spec_, header.element_width, width_);
+  if (header.original_size > dst.size())
+    fail("{}: frame holds {} bytes, output has room for {}", spec_, header.original_size, dst.size());
+  const std::size_t plane = header.plane_size();
+  std::span<std::byte> whole = dst.first(width_ * plane);
+
+  const std::byte* in = src.data() + header.encoded_size();
+  std::array<const std::byte*, kMaxElementWidth> planes{};
+  if (width_ > 1) scratch_.resize(width_ * plane);
+  for (std::size_t k = 0; k < width_; ++k) {
+    const PlaneEntry& entry = header.planes[k];
+    // With one plane, decode straight into the destination; otherwise into scratch, then merge.
+    std::span<std::byte> target = width_ == 1 ? whole : std::span(scratch_).subspan(k * plane, plane);
+    if (entry.mode == PlaneMode::coded) {
+      coder_->decode({in, entry.stored_size}, target);
+      planes[k] = target.data();
+    } else if (width_ == 1) {
+      std::copy_n(in, target.size(), target.data());
+    } else {
+      planes[k] = in;  // raw planes merge straight from the frame
+    }
+    in += entry.stored_size;
+  }
+  if (width_ > 1) merge_planes({planes.data(), width_}, width_, whole);
+  std::memcpy(dst.data() + whole.size(), in, header.tail_size());
+
+  std::span<const std::byte> restored = dst.first(header.original_size);
+  if (frame_checksum(restored) != header.checksum)
+    fail("corrupt frame: checksum of the restored {} bytes does not match", header.original_size);
+  return header.original_size;
+}
+
+}  // namespace
+
+std::unique_ptr<Codec> make_framed_codec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder) {
+  return std::make_unique<FramedCodec>(std::move(spec), width, std::move(coder));
+}
+
+}  // namespace wirezip::codecs

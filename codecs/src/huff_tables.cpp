@@ -1,0 +1,143 @@
+#include "huff_tables.hpp"
+
+#include <algorithm>
+#include <queue>
+
+namespace wirezip::codecs::huff {
+
+Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t stride) {
+  // Four sub-histograms so runs of one symbol do not serialise on one counter.
+  std::array<std::array<std::uint32_t, 256>, 4> sub{};
+  std::size_t i = 0;
+  for (; i + 4 * stride <= n; i += 4 * stride) {
+    ++sub[0][src[i]];
+    ++sub[1][src[i + stride]];
+    ++sub[2][src[i + 2 * stride]];
+    ++sub[3][src[i + 3 * stride]];
+  }
+  for (; i < n; i += stride) ++sub[0][src[i]];
+  for (int s = 0; s < 256; ++s) sub[0][s] += sub[1][s] + sub[2][s] + sub[3][s];
+  return sub[0];
+}
+
+WZ_HOT ByteRange byte_range(const std::uint8_t* src, std::size_t n) {
+  std::uint8_t low = 0xff, high = 0, low7 = 0x7f, high7 = 0;
+  for (std::size_t i = 0; i < n; ++i) {  // four min/max reductions: vectorised by the compiler
+    const std::uint8_t b = src[i], b7 = b & 0x7f;
+    low = std::min(low, b);
+    high = std::max(high, b);
+    low7 = std::min(low7, b7);
+    high7 = std::max(high7, b7);
+  }
+  return {low, high, low7, high7};
+}
+
+Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range) {
+  constexpr std::size_t kExactBelow = 64 << 10, kStride = 4;
+  Counts counts = histogram(src, n, n < kExactBelow ? 1 : kStride);
+  for (unsigned s = 0; s < 256; ++s) {
+    const unsigned s7 = s & 0x7f;
+    if (s >= range.low && s <= range.high && s7 >= range.low7 && s7 <= range.high7)
+      counts[s] = std::max<std::uint32_t>(counts[s], 1);
+  }
+  return counts;
+}
+
+// Huffman code lengths; when the longest exceeds kMaxLength, halve the counts (keeping every used
+// symbol at >= 1) and rebuild: rare symbols get shorter codes at a negligible cost in size.
+Lengths code_lengths(Counts count) {
+  while (true) {
+    using Node = std::pair<std::uint64_t, int>;  // weight, node id
+    std::priority_queue<Node, std::vector<Node>, std::greater<>> queue;
+    std::array<int, 511> parent{};
+    for (int s = 0; s < 256; ++s)
+      if (count[s]) queue.emplace(count[s], s);
+    int next = 256;
+    while (queue.size() > 1) {
+      auto [wa, a] = queue.top();
+      queue.pop();
+      auto [wb, b] = queue.top();
+      queue.pop();
+      parent[a] = parent[b] = next;
+      queue.emplace(wa + wb, next++);
+    }
+    const int root = next - 1;
+    Lengths lengths{};
+    unsigned longest = 0;
+    for (int s = 0; s < 256; ++s) {
+      if (!count[s]) continue;
+      unsigned depth = 0;
+      for (int node = s; node != root; node = parent[node]) ++depth;
+      lengths[s] = static_cast<std::uint8_t>(depth);
+      longest = std::max(longest, depth);
+    }
+    if (longest <= kMaxLength) return lengths;
+    for (auto& c : count) c = c ? std::max<std::uint32_t>(1, c / 2) : 0;
+  }
+}
+
+// Canonical codes, bit-reversed for LSB-first streams; entry = code | length << 24.
+Codes canonical_codes(const Lengths& lengths) {
+  std::array<std::uint32_t, kMaxLength + 1> next{}, per_length{};
+  for (std::uint8_t l : lengths) ++per_length[l];
+  per_length[0] = 0;
+  std::uint32_t code = 0;
+  for (unsigned l = 1; l <= kMaxLength; ++l) {
+    code = (code + per_length[l - 1]) << 1;
+    next[l] = code;
+  }
+  Codes codes{};
+  for (int s = 0; s < 256; ++s) {
+    const unsigned l = lengths[s];
+    if (!l) continue;
+    const std::uint32_t canonical = next[l]++;
+    std::uint32_t reversed = 0;
+    for (unsigned b = 0; b < l; ++b) reversed |= ((canonical >> b) & 1u) << (l - 1 - b);
+    codes[s] = reversed | (l << 24);
+  }
+  return codes;
+}
+
+// The encoder does one lookup per two symbols. Pairs with an absent symbol are never read.
+void build_pair_codes(const Codes& codes, PairCodes& pairs) {
+  pairs.bits.resize(1u << 16);
+  pairs.lengths.resize(1u << 16);
+  std::array<int, 256> present;
+  int m = 0;
+  for (int s = 0; s < 256; ++s)
+    if (codes[s]) present[m++] = s;
+  for (int i = 0; i < m; ++i) {
+    const std::uint32_t first = codes[present[i]];
+    for (int j = 0; j < m; ++j) {
+      const std::uint32_t second = codes[present[j]];
+      const unsigned index = present[i] | (present[j] << 8);
+      pairs.bits[index] = code_bits(first) | (code_bits(second) << code_length(first));
+      pairs.lengths[index] = static_cast<std::uint8_t>(code_length(first) + code_length(second));
+    }
+  }
+}
+
+// Fills the decode table: for each 11-bit window, the run of whole codes it starts with.
+void build_decode_table(const Codes& codes, DecodeEntry* table) {
+  std::array<std::uint16_t, kWindowMask + 1> single{};  // symbol | length << 8
+  for (int s = 0; s < 256; ++s) {
+    const std::uint32_t l = code_length(codes[s]);
+    for (std::uint32_t fill = 0; l && fill < ((kWindowMask + 1) >> l); ++fill)
+      single[code_bits(codes[s]) | (fill << l)] = static_cast<std::uint16_t>(s | (l << 8));
+  }
+  for (std::uint32_t window = 0; window <= kWindowMask; ++window) {
+    DecodeEntry entry = 0;
+    unsigned used = 0, n = 0;
+    while (n < kMaxSymbolsPerEntry) {
+      const std::uint16_t next = single[(window >> used) & (kWindowMask)];
+      const unsigned l = next >> 8;
+      if (used + l > kMaxLength) break;  // the code runs past the bits this window knows
+      entry |= static_cast<DecodeEntry>(next & 0xff) << (8 * n++);
+      used += l;
+    }
+    const unsigned first = single[window] >> 8;
+    table[window] = entry | (DecodeEntry{n} << 32) | (DecodeEntry{used} << 40) | (DecodeEntry{first} << 48);
+  }
+}
+
+}  // namespace wirezip::codecs::huff

@@ -1,0 +1,60 @@
+#pragma once
+// Internal: building the canonical Huffman code and its lookup tables for huff.cpp.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace wirezip::codecs::huff {
+
+constexpr unsigned kMaxLength = 11;  // longest code, and the decode window's width in bits
+constexpr std::uint32_t kWindowMask = (1u << kMaxLength) - 1;
+constexpr unsigned kMaxSymbolsPerEntry = 4;
+
+using Counts = std::array<std::uint32_t, 256>;
+using Lengths = std::array<std::uint8_t, 256>;
+// Per symbol: its code bit-reversed for LSB-first streams, with the length in the top byte.
+using Codes = std::array<std::uint32_t, 256>;
+constexpr std::uint32_t code_length(std::uint32_t code) { return code >> 24; }
+constexpr std::uint32_t code_bits(std::uint32_t code) { return code & 0xffffff; }
+
+// Decode table entry for one 11-bit window: the run of up to four whole codes it starts with.
+// Bytes 0-3: the symbols; byte 4: how many; byte 5: their total bits; byte 6: the first one's bits.
+using DecodeEntry = std::uint64_t;
+
+#if defined(__x86_64__)
+// Hot loops gain from AVX2 and BMI2's flag-free shifts; the default clone runs on any x86-64.
+#define WZ_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define WZ_HOT
+#endif
+
+// Counts of every stride-th byte.
+Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t stride = 1);
+
+// The smallest and largest byte, and the same with the sign bit (bit 7) masked off.
+struct ByteRange {
+  std::uint8_t low, high, low7, high7;
+};
+ByteRange byte_range(const std::uint8_t* src, std::size_t n);
+
+// The counts the code is built from. Small planes are counted exactly; large ones by sampling every
+// 4th byte (code lengths need proportions, not exact counts). Every symbol inside `range` (both
+// ways: whole byte, and low 7 bits) gets a count of at least 1, so every byte present has a code.
+// The 7-bit range fits float planes, whose top byte is sign + exponent: both signs share the
+// exponent range, so few symbols that never occur get a code.
+Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range);
+// Huffman code lengths, none longer than kMaxLength.
+Lengths code_lengths(Counts counts);
+Codes canonical_codes(const Lengths& lengths);
+// Codes for every pair of present symbols, indexed by the two bytes as one little-endian u16.
+// Bits and lengths sit in separate tables: two loads are cheaper than unpacking one.
+struct PairCodes {
+  std::vector<std::uint32_t> bits;
+  std::vector<std::uint8_t> lengths;
+};
+void build_pair_codes(const Codes& codes, PairCodes& pairs);
+// The window table (2^kMaxLength entries) for a complete code.
+void build_decode_table(const Codes& codes, DecodeEntry* table);
+
+}  // namespace wirezip::codecs::huff

@@ -1,0 +1,169 @@
+// Plane coders backed by well-kept libraries: LZ4, zstd, htscodecs rANS, ISA-L igzip.
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_literalCompressionMode (stable since zstd 1.5.0)
+extern "C" {
+#include <htscodecs/htscodecs.h>  // this header lacks its own extern "C" guard
+}
+#include <htscodecs/rANS_static4x16.h>
+#include <isa-l.h>
+#include <isa-l/igzip_lib.h>
+#include <lz4.h>
+#include <zstd.h>
+
+#include <climits>
+#include <vector>
+
+#include "plane_coder.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::codecs {
+namespace {
+
+const char* chars(std::span<const std::byte> s) { return reinterpret_cast<const char*>(s.data()); }
+char* chars(std::span<std::byte> s) { return reinterpret_cast<char*>(s.data()); }
+unsigned char* uchars(std::span<const std::byte> s) {
+  // C APIs below take non-const input pointers but do not write through them.
+  return const_cast<unsigned char*>(reinterpret_cast<const unsigned char*>(s.data()));
+}
+unsigned char* uchars(std::span<std::byte> s) { return reinterpret_cast<unsigned char*>(s.data()); }
+
+void check_int_size(std::size_t n, const char* what) {
+  if (n > INT_MAX / 2) fail("{}: plane of {} bytes is larger than the library accepts", what, n);
+}
+
+class Lz4Coder final : public PlaneCoder {
+ public:
+  explicit Lz4Coder(int acceleration) : acceleration_(acceleration), state_(LZ4_sizeofState()) {}
+  CoderId id() const override { return CoderId::lz4; }
+  std::size_t bound(std::size_t n) const override { return LZ4_compressBound(static_cast<int>(n)); }
+  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    check_int_size(src.size(), "lz4");
+    int n = LZ4_compress_fast_extState(state_.data(), chars(src), chars(dst), static_cast<int>(src.size()),
+                                       static_cast<int>(dst.size()), acceleration_);
+    if (n <= 0) fail("lz4: compression of {} bytes failed", src.size());
+    return static_cast<std::size_t>(n);
+  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    check_int_size(src.size(), "lz4");
+    int n = LZ4_decompress_safe(chars(src), chars(dst), static_cast<int>(src.size()), static_cast<int>(dst.size()));
+    if (n < 0 || static_cast<std::size_t>(n) != dst.size())
+      fail("corrupt frame: lz4 plane decodes to {} bytes, expected {}", n, dst.size());
+  }
+
+ private:
+  int acceleration_;
+  std::vector<char> state_;
+};
+
+class ZstdCoder final : public PlaneCoder {
+ public:
+  ZstdCoder(int level, bool force_literals) {
+    if (!cctx_ || !dctx_) fail("zstd: cannot allocate a context");
+    check(ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, level), "set level");
+    if (force_literals)
+      check(ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_literalCompressionMode, ZSTD_ps_enable), "force literals");
+  }
+  CoderId id() const override { return CoderId::zstd; }
+  std::size_t bound(std::size_t n) const override { return ZSTD_compressBound(n); }
+  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    return check(ZSTD_compress2(cctx_.get(), dst.data(), dst.size(), src.data(), src.size()), "compress");
+  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    std::size_t n = ZSTD_decompressDCtx(dctx_.get(), dst.data(), dst.size(), src.data(), src.size());
+    if (ZSTD_isError(n)) fail("corrupt frame: zstd plane: {}", ZSTD_getErrorName(n));
+    if (n != dst.size()) fail("corrupt frame: zstd plane decodes to {} bytes, expected {}", n, dst.size());
+  }
+
+ private:
+  static std::size_t check(std::size_t code, const char* what) {
+    if (ZSTD_isError(code)) fail("zstd: {}: {}", what, ZSTD_getErrorName(code));
+    return code;
+  }
+  struct FreeC { void operator()(ZSTD_CCtx* c) const noexcept { ZSTD_freeCCtx(c); } };
+  struct FreeD { void operator()(ZSTD_DCtx* d) const noexcept { ZSTD_freeDCtx(d); } };
+  std::unique_ptr<ZSTD_CCtx, FreeC> cctx_{ZSTD_createCCtx()};
+  std::unique_ptr<ZSTD_DCtx, FreeD> dctx_{ZSTD_createDCtx()};
+};
+
+class RansCoder final : public PlaneCoder {
+ public:
+  CoderId id() const override { return CoderId::rans; }
+  std::size_t bound(std::size_t n) const override { return rans_compress_bound_4x16(static_cast<unsigned>(n), kOrder); }
+  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    check_int_size(src.size(), "rans");
+    unsigned int out_size = static_cast<unsigned int>(dst.size());
+    if (!rans_compress_to_4x16(uchars(src), static_cast<unsigned>(src.size()), uchars(dst), &out_size, kOrder))
+      fail("rans: compression of {} bytes failed", src.size());
+    return out_size;
+  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    check_int_size(src.size(), "rans");
+    unsigned int out_size = static_cast<unsigned int>(dst.size());
+    if (!rans_uncompress_to_4x16(uchars(src), static_cast<unsigned>(src.size()), uchars(dst), &out_size) ||
+        out_size != dst.size())
+      fail("corrupt frame: rans plane does not decode to {} bytes", dst.size());
+  }
+
+ private:
+  static constexpr int kOrder = RANS_ORDER_X32;  // order 0, 32-way: the SIMD-friendly layout
+};
+
+class IgzipCoder final : public PlaneCoder {
+ public:
+  explicit IgzipCoder(int level) : level_(level), level_buffer_(ISAL_DEF_LVL3_LARGE) {}
+  CoderId id() const override { return CoderId::igzip; }
+  std::size_t bound(std::size_t n) const override { return n + n / 8 + 1024; }
+  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    check_int_size(src.size(), "igzip");
+    isal_huff_histogram histogram{};
+    isal_update_histogram(uchars(src), static_cast<int>(src.size()), &histogram);
+    isal_hufftables tables{};
+    isal_create_hufftables(&tables, &histogram);
+    isal_zstream stream;
+    isal_deflate_stateless_init(&stream);
+    stream.level = static_cast<std::uint32_t>(level_);
+    stream.level_buf = level_buffer_.data();
+    stream.level_buf_size = static_cast<std::uint32_t>(level_buffer_.size());
+    stream.hufftables = &tables;
+    stream.next_in = uchars(src);
+    stream.avail_in = static_cast<std::uint32_t>(src.size());
+    stream.next_out = uchars(dst);
+    stream.avail_out = static_cast<std::uint32_t>(dst.size());
+    stream.end_of_stream = 1;
+    if (int rc = isal_deflate_stateless(&stream); rc != COMP_OK) fail("igzip: deflate failed ({})", rc);
+    return stream.total_out;
+  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    check_int_size(src.size(), "igzip");
+    inflate_state state;
+    isal_inflate_init(&state);
+    state.next_in = uchars(src);
+    state.avail_in = static_cast<std::uint32_t>(src.size());
+    state.next_out = uchars(dst);
+    state.avail_out = static_cast<std::uint32_t>(dst.size());
+    int rc = isal_inflate_stateless(&state);
+    if (rc != ISAL_DECOMP_OK || state.total_out != dst.size())
+      fail("corrupt frame: igzip plane: inflate returned {} after {} of {} bytes", rc, state.total_out, dst.size());
+  }
+
+ private:
+  int level_;
+  std::vector<std::uint8_t> level_buffer_;
+};
+
+}  // namespace
+
+std::unique_ptr<PlaneCoder> make_lz4_coder(int acceleration) { return std::make_unique<Lz4Coder>(acceleration); }
+std::unique_ptr<PlaneCoder> make_zstd_coder(int level, bool force_literals) {
+  return std::make_unique<ZstdCoder>(level, force_literals);
+}
+std::unique_ptr<PlaneCoder> make_rans_coder() { return std::make_unique<RansCoder>(); }
+std::unique_ptr<PlaneCoder> make_igzip_coder(int level) { return std::make_unique<IgzipCoder>(level); }
+
+std::string lz4_version() { return LZ4_versionString(); }
+std::string zstd_version() { return ZSTD_versionString(); }
+std::string htscodecs_version_string() { return htscodecs_version(); }
+std::string isal_version() {
+  return fmt::format("{}.{}.{}", ISAL_MAJOR_VERSION, ISAL_MINOR_VERSION, ISAL_PATCH_VERSION);
+}
+
+}  // namespace wirezip::codecs

@@ -1,0 +1,160 @@
+#include "wirezip/codecs/registry.hpp"
+
+#include <blosc.h>
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "codec_factories.hpp"
+#include "wirezip/codecs/frame.hpp"
+#include "wirezip/util/error.hpp"
+#include "wirezip/util/spec.hpp"
+
+namespace wirezip::codecs {
+namespace {
+
+constexpr std::string_view kValidForms =
+    "memcpy, lz4[:accel=N], zstd[:level=N][:literals=1], rans, huff, igzip[:level=0..3], "
+    "bytegroup[:width=W][+CODER], blosc:{noshuffle|shuffle|bitshuffle}[:width=W]+{lz4|lz4hc|zstd|blosclz|zlib}"
+    "[:level=N]";
+
+[[noreturn]] void bad_spec(std::string_view spec, std::string_view why) {
+  fail("bad codec spec '{}': {}; valid forms: {}", spec, why, kValidForms);
+}
+
+// A coder stage: lz4, zstd, rans, huff, igzip with their options.
+std::unique_ptr<PlaneCoder> make_coder(std::string_view spec, SpecPart part) {
+  std::unique_ptr<PlaneCoder> coder;
+  if (part.name == "lz4") {
+    coder = make_lz4_coder(static_cast<int>(part.take_int("accel", 1, 1, 65537)));
+  } else if (part.name == "zstd") {
+    int level = static_cast<int>(part.take_int("level", 1, ZSTD_minCLevel(), ZSTD_maxCLevel()));
+    coder = make_zstd_coder(level, part.take_int("literals", 0, 0, 1) == 1);
+  } else if (part.name == "rans") {
+    coder = make_rans_coder();
+  } else if (part.name == "huff") {
+    coder = make_huff_coder();
+  } else if (part.name == "igzip") {
+    coder = make_igzip_coder(static_cast<int>(part.take_int("level", 0, 0, 3)));
+  } else {
+    bad_spec(spec, fmt::format("unknown coder '{}'", part.name));
+  }
+  if (!part.positional.empty()) bad_spec(spec, fmt::format("unexpected word '{}'", part.positional.front()));
+  part.check_consumed(fmt::format("codec spec '{}'", spec));
+  return coder;
+}
+
+std::size_t take_width(SpecPart& part, std::size_t fallback) {
+  return static_cast<std::size_t>(part.take_int("width", static_cast<std::int64_t>(fallback), 1,
+                                                 static_cast<std::int64_t>(kMaxElementWidth)));
+}
+
+std::unique_ptr<Codec> make_blosc(std::string_view spec, SpecPart head, const std::vector<std::string>& stages) {
+  if (head.positional.size() != 1 || stages.size() != 2)
+    bad_spec(spec, "blosc needs a shuffle mode and one compressor, e.g. blosc:bitshuffle+lz4");
+  const std::string& mode = head.positional.front();
+  int shuffle = mode == "noshuffle" ? BLOSC_NOSHUFFLE
+                : mode == "shuffle" ? BLOSC_SHUFFLE
+                : mode == "bitshuffle" ? BLOSC_BITSHUFFLE
+                                       : -1;
+  if (shuffle < 0) bad_spec(spec, fmt::format("unknown blosc shuffle '{}'", mode));
+  std::size_t width = take_width(head, 2);
+  head.check_consumed(fmt::format("codec spec '{}'", spec));
+
+  SpecPart inner = parse_spec_part(stages[1]);
+  if (inner.name != "lz4" && inner.name != "lz4hc" && inner.name != "zstd" && inner.name != "blosclz" &&
+      inner.name != "zlib")
+    bad_spec(spec, fmt::format("unknown blosc compressor '{}'", inner.name));
+  int level = static_cast<int>(inner.take_int("level", 5, 0, 9));
+  if (!inner.positional.empty()) bad_spec(spec, fmt::format("unexpected word '{}'", inner.positional.front()));
+  inner.check_consumed(fmt::format("codec spec '{}'", spec));
+  return make_blosc_codec(std::string(spec), shuffle, width, inner.name, level);
+}
+
+std::unique_ptr<Codec> build_codec(std::string_view spec) {
+  const std::vector<std::string> stages = split(spec, '+');
+  SpecPart head = parse_spec_part(stages.front());
+  if (head.name == "blosc") return make_blosc(spec, std::move(head), stages);
+  if (head.name == "memcpy") {
+    if (stages.size() != 1 || !head.options.empty() || !head.positional.empty())
+      bad_spec(spec, "memcpy takes no options or stages");
+    return make_framed_codec(std::string(spec), 1, nullptr);
+  }
+  if (head.name == "bytegroup") {
+    if (stages.size() > 2) bad_spec(spec, "bytegroup takes one coder stage");
+    std::size_t width = take_width(head, 2);
+    if (!head.positional.empty()) bad_spec(spec, fmt::format("unexpected word '{}'", head.positional.front()));
+    head.check_consumed(fmt::format("codec spec '{}'", spec));
+    std::unique_ptr<PlaneCoder> coder;
+    if (stages.size() == 2) coder = make_coder(spec, parse_spec_part(stages[1]));
+    return make_framed_codec(std::string(spec), width, std::move(coder));
+  }
+  if (stages.size() != 1) bad_spec(spec, "only bytegroup and blosc take a '+' stage");
+  return make_framed_codec(std::string(spec), 1, make_coder(spec, std::move(head)));
+}
+
+}  // namespace
+
+std::unique_ptr<Codec> make_codec(std::string_view spec) {
+  try {
+    return build_codec(spec);
+  } catch (const Error& e) {
+    // Errors from option parsing get the same one line as the rest: spec, reason, valid forms.
+    if (std::string_view(e.what()).starts_with("bad codec spec")) throw;
+    bad_spec(spec, e.what());
+  }
+}
+
+std::vector<CodecInfo> list_codecs() {
+  const auto v = library_versions();
+  const std::string wirezip = "wirezip " + v.at("wirezip") + ", xxhash " + v.at("xxhash");
+  return {
+      {"memcpy", "framed copy: checksum + copy, the ceiling", wirezip},
+      {"bytegroup", "byte planes stored raw: the cost of grouping alone", wirezip},
+      {"lz4", "LZ4 on the whole chunk", "lz4 " + v.at("lz4")},
+      {"lz4:accel=8", "LZ4, faster and weaker", "lz4 " + v.at("lz4")},
+      {"zstd:level=1", "zstd level 1", "zstd " + v.at("zstd")},
+      {"zstd:level=-5", "zstd fast level (negative)", "zstd " + v.at("zstd")},
+      {"rans", "rANS order 0 on the whole chunk", "htscodecs " + v.at("htscodecs")},
+      {"huff", "wirezip Huffman order 0 on the whole chunk", wirezip},
+      {"bytegroup+lz4", "NetZIP: byte planes + LZ4", "lz4 " + v.at("lz4")},
+      {"bytegroup+zstd:level=1", "byte planes + zstd level 1", "zstd " + v.at("zstd")},
+      {"bytegroup+zstd:level=-5:literals=1", "byte planes + fast zstd, Huffman literals forced on",
+       "zstd " + v.at("zstd")},
+      {"bytegroup+rans", "byte planes + rANS 4x16 order 0", "htscodecs " + v.at("htscodecs")},
+      {"bytegroup+igzip:level=0", "byte planes + ISA-L deflate, per-plane Huffman tables", "isa-l " + v.at("isa-l")},
+      {"bytegroup+huff", "byte planes + wirezip Huffman (the best codec)", wirezip},
+      {"bytegroup:width=4+huff", "fp32 byte planes + wirezip Huffman", wirezip},
+      {"blosc:shuffle+lz4", "peer: c-blosc byte shuffle + LZ4", "c-blosc " + v.at("blosc")},
+      {"blosc:bitshuffle+lz4", "peer: c-blosc bit shuffle + LZ4", "c-blosc " + v.at("blosc")},
+      {"blosc:bitshuffle+zstd:level=1", "peer: c-blosc bit shuffle + zstd level 1", "c-blosc " + v.at("blosc")},
+  };
+}
+
+std::vector<std::string> default_codec_specs() {
+  return {"memcpy",
+          "bytegroup",
+          "lz4",
+          "zstd:level=1",
+          "bytegroup+lz4",
+          "bytegroup+zstd:level=1",
+          "bytegroup+zstd:level=-5:literals=1",
+          "bytegroup+rans",
+          "bytegroup+igzip:level=0",
+          std::string(kBestCodecSpec),
+          "blosc:shuffle+lz4",
+          "blosc:bitshuffle+lz4",
+          "blosc:bitshuffle+zstd:level=1"};
+}
+
+std::map<std::string, std::string> library_versions() {
+  return {{"wirezip", WIREZIP_VERSION},
+          {"xxhash", fmt::format("{}.{}.{}", XXH_versionNumber() / 10000, XXH_versionNumber() / 100 % 100,
+                                      XXH_versionNumber() % 100)},
+          {"lz4", lz4_version()},
+          {"zstd", zstd_version()},
+          {"htscodecs", htscodecs_version_string()},
+          {"isa-l", isal_version()},
+          {"blosc", blosc_version()}};
+}
+
+}  // namespace wirezip::codecs

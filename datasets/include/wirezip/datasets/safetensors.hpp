@@ -1,0 +1,51 @@
+#pragma once
+// A strict reader for safetensors files (https://huggingface.co/docs/safetensors):
+//   8 bytes   little-endian u64 N, the header length
+//   N bytes   JSON object: name -> {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
+//             plus an optional "__metadata__" entry (string -> string), which is skipped
+//   rest      the data section; offsets are relative to its start
+// Every length and offset is checked against the file before a byte of data is read, so a
+// malformed or hostile file gives a wirezip::Error, never a crash or an out-of-bounds read.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wirezip::datasets {
+
+struct SafetensorsTensor {
+  std::string name;
+  std::string dtype;  // as in the file: "F32", "F16", "BF16", "I8", ...
+  std::vector<std::uint64_t> shape;
+  std::uint64_t begin = 0;  // byte offsets into the data section, end exclusive
+  std::uint64_t end = 0;
+};
+
+struct SafetensorsHeader {
+  std::uint64_t data_start = 0;            // 8 + N: where the data section starts in the file
+  std::vector<SafetensorsTensor> tensors;  // in file order (by data offset, then name)
+};
+
+// The header format allows at most 100 MB; anything larger is not a safetensors file.
+inline constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;
+
+// Parses and validates the header of a whole file's bytes: header length, JSON, each entry's
+// fields, dtype (one the format defines), offsets inside the data section, and byte length equal to
+// dtype size x product(shape). Throws wirezip::Error saying what is wrong (without the path).
+SafetensorsHeader parse_safetensors_header(std::span<const std::byte> file);
+
+struct SafetensorsSelection {
+  std::vector<std::byte> bf16;      // the selected tensors converted and concatenated
+  std::vector<std::string> names;   // the selected tensors, in file order
+  std::vector<std::string> dtypes;  // their dtypes in the file
+  std::size_t tensors_in_file = 0;
+};
+
+// Maps the file and converts the tensors whose name matches tensor_regex (std::regex ECMAScript,
+// regex_search, so "q_proj" matches anywhere) to bf16, in file order. Only F32, F16 and BF16 can be
+// selected. Throws wirezip::Error naming the path on any problem, including a regex matching no
+// tensor, or tensors holding no elements at all.
+SafetensorsSelection read_safetensors_bf16(const std::string& path, const std::string& tensor_regex);
+
+}  // namespace wirezip::datasets

@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "codec_test_data.hpp"
+#include "wirezip/codecs/entropy.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::codecs {
+namespace {
+
+std::vector<std::string> all_specs() {
+  std::vector<std::string> specs;
+  for (const CodecInfo& info : list_codecs()) specs.push_back(info.spec);
+  for (const std::string& spec : default_codec_specs())
+    if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+  specs.push_back("bytegroup:width=4+lz4");
+  specs.push_back("bytegroup:width=3+zstd:level=-3");
+  specs.push_back("blosc:noshuffle+zstd:level=3");
+  return specs;
+}
+
+// Compresses and restores `input`; the output buffer has guard bytes that must stay untouched.
+void expect_round_trip(Codec& codec, std::span<const std::byte> input) {
+  std::vector<std::byte> frame(codec.max_compressed_size(input.size()));
+  const std::size_t size = codec.compress(input, frame);
+  ASSERT_LE(size, frame.size());
+  std::vector<std::byte> back(input.size() + 64, std::byte{0xa5});
+  ASSERT_EQ(codec.decompress(std::span(frame).first(size), back), input.size());
+  ASSERT_TRUE(std::equal(input.begin(), input.end(), back.begin()));
+  for (std::size_t i = input.size(); i < back.size(); ++i) ASSERT_EQ(back[i], std::byte{0xa5});
+}
+
+TEST(Codecs, EveryCodecRoundTripsEveryInputKind) {
+  const auto inputs = testing::codec_inputs(256 << 10);
+  for (const std::string& spec : all_specs()) {
+    auto codec = make_codec(spec);
+    EXPECT_EQ(codec->spec(), spec);
+    for (const auto& input : inputs) {
+      SCOPED_TRACE(spec + " on " + input.name);
+      expect_round_trip(*codec, input.bytes);
+    }
+  }
+}
+
+TEST(Codecs, AwkwardSizes) {
+  const auto data = testing::codec_inputs(1 << 16)[0].bytes;  // weights
+  for (const std::string& spec : all_specs()) {
+    auto codec = make_codec(spec);
+    const std::size_t w = codec->element_width();
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, w - 1, w + 1, 2 * w + 1, std::size_t{63}, std::size_t{4097},
+                          std::size_t{65535}}) {
+      SCOPED_TRACE(spec + " size " + std::to_string(n));
+      expect_round_trip(*codec, std::span(data).first(n));
+    }
+  }
+}
+
+TEST(Codecs, ByteGroupingPaysOnWeightsAndHuffReachesTheBound) {
+  const auto weights = testing::codec_inputs(1 << 20)[0].bytes;
+  auto ratio = [&](const std::string& spec) {
+    auto codec = make_codec(spec);
+    std::vector<std::byte> frame(codec->max_compressed_size(weights.size()));
+    return static_cast<double>(weights.size()) / static_cast<double>(codec->compress(weights, frame));
+  };
+  const double bound = entropy_bound_ratio(weights, 2, weights.size());
+  EXPECT_GT(bound, 1.4);
+  EXPECT_GT(ratio("bytegroup+lz4"), ratio("lz4"));
+  EXPECT_GT(ratio("bytegroup+huff"), 0.98 * bound);  // within 2% of the order-0 bound
+  EXPECT_LE(ratio("bytegroup+huff"), bound * 1.001);
+  EXPECT_NEAR(ratio("memcpy"), 1.0, 0.001);
+}
+
+TEST(Codecs, BadSpecsNameTheValidForms) {
+  for (const char* bad : {"", "lz5", "zstd:level=99", "zstd:lvl=1", "bytegroup+", "bytegroup+foo", "lz4+zstd",
+                          "blosc:shuffle", "blosc:wiggle+lz4", "blosc:shuffle+lz4+zstd", "memcpy:x=1",
+                          "bytegroup:width=0+lz4", "bytegroup:width=17", "huff:fast"}) {
+    try {
+      make_codec(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("valid forms"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Codecs, ListsEveryFamilyWithAVersion) {
+  for (const CodecInfo& info : list_codecs()) {
+    EXPECT_NO_THROW(make_codec(info.spec)) << info.spec;
+    EXPECT_FALSE(info.library.empty());
+  }
+  auto defaults = default_codec_specs();
+  EXPECT_EQ(defaults.front(), "memcpy");
+  EXPECT_NE(std::find(defaults.begin(), defaults.end(), std::string(kBestCodecSpec)), defaults.end());
+}
+
+TEST(Entropy, KnownDistributions) {
+  EXPECT_DOUBLE_EQ(order0_entropy_bits(std::vector<std::byte>(1000)), 0.0);
+  std::vector<std::byte> two(1000);
+  for (std::size_t i = 0; i < two.size(); ++i) two[i] = static_cast<std::byte>(i % 2);
+  EXPECT_DOUBLE_EQ(order0_entropy_bits(two), 1.0);
+  EXPECT_GT(order0_entropy_bits(testing::random_bytes(1 << 20, 1)), 7.99);
+  EXPECT_TRUE(looks_incompressible(testing::random_bytes(1 << 16, 2)));
+  EXPECT_FALSE(looks_incompressible(two));
+  // Width 2 over alternating 0/1: each plane is constant, so the bound is unbounded.
+  EXPECT_TRUE(std::isinf(entropy_bound_ratio(two, 2, two.size())));
+  EXPECT_NEAR(entropy_bound_ratio(two, 1, two.size()), 8.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace wirezip::codecs

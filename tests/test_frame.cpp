@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include "codec_test_data.hpp"
+#include "wirezip/codecs/frame.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::codecs {
+namespace {
+
+const std::vector<std::string> kFramedSpecs = {"memcpy", "bytegroup", "lz4", "zstd:level=1", "bytegroup+lz4",
+                                               "bytegroup+zstd:level=1", "bytegroup+rans", "bytegroup+huff",
+                                               "bytegroup+igzip:level=0", "huff", "bytegroup:width=4+huff"};
+
+std::vector<std::byte> compress(Codec& codec, std::span<const std::byte> input) {
+  std::vector<std::byte> frame(codec.max_compressed_size(input.size()));
+  frame.resize(codec.compress(input, frame));
+  return frame;
+}
+
+// Decoding `frame` must either fail with wirezip::Error or restore `original` exactly,
+// and never write past the output it was given.
+void expect_rejected_or_exact(Codec& codec, std::span<const std::byte> frame, std::span<const std::byte> original) {
+  std::vector<std::byte> out(original.size() + 32, std::byte{0x3c});
+  try {
+    std::size_t n = codec.decompress(frame, std::span(out).first(original.size()));
+    ASSERT_EQ(n, original.size());
+    ASSERT_TRUE(std::equal(original.begin(), original.end(), out.begin()));
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()), "");
+  }
+  for (std::size_t i = original.size(); i < out.size(); ++i) ASSERT_EQ(out[i], std::byte{0x3c});
+}
+
+TEST(Frame, TruncatedFramesAreErrors) {
+  const auto input = testing::codec_inputs(4096)[0].bytes;
+  for (const std::string& spec : kFramedSpecs) {
+    auto codec = make_codec(spec);
+    const auto frame = compress(*codec, input);
+    std::vector<std::byte> out(input.size());
+    for (std::size_t len = 0; len < frame.size(); len += (len < 64 ? 1 : 97)) {
+      SCOPED_TRACE(spec + " truncated to " + std::to_string(len));
+      EXPECT_THROW(codec->decompress(std::span(frame).first(len), out), Error);
+    }
+    std::vector<std::byte> longer = frame;
+    longer.push_back(std::byte{0});
+    EXPECT_THROW(codec->decompress(longer, out), Error) << spec;
+  }
+}
+
+TEST(Frame, EveryCorruptByteIsRejectedOrHarmless) {
+  const auto input = testing::codec_inputs(2048)[0].bytes;
+  for (const std::string& spec : kFramedSpecs) {
+    auto codec = make_codec(spec);
+    const auto frame = compress(*codec, input);
+    for (std::size_t i = 0; i < frame.size(); ++i) {
+      for (std::uint8_t flip : {0x01, 0x80, 0xff}) {
+        SCOPED_TRACE(spec + " byte " + std::to_string(i));
+        auto corrupt = frame;
+        corrupt[i] ^= std::byte{flip};
+        expect_rejected_or_exact(*codec, corrupt, input);
+      }
+    }
+  }
+}
+
+TEST(Frame, HeaderFieldsAreValidated) {
+  const auto input = testing::codec_inputs(4096)[0].bytes;
+  auto codec = make_codec("bytegroup+huff");
+  const auto frame = compress(*codec, input);
+  const FrameHeader header = read_frame_header(frame);
+  EXPECT_EQ(header.coder, CoderId::huff);
+  EXPECT_EQ(header.element_width, 2);
+  EXPECT_EQ(header.original_size, input.size());
+  EXPECT_EQ(header.checksum, frame_checksum(input));
+
+  std::vector<std::byte> small(input.size() - 1);
+  EXPECT_THROW(codec->decompress(frame, small), Error);  // output too small
+  auto other = make_codec("bytegroup+lz4");
+  std::vector<std::byte> out(input.size());
+  EXPECT_THROW(other->decompress(frame, out), Error);  // written by another coder
+  auto wide = make_codec("bytegroup:width=4+huff");
+  EXPECT_THROW(wide->decompress(frame, out), Error);  // another element width
+}
+
+TEST(Frame, PeerRejectsCorruptBloscBuffers) {
+  const auto input = testing::codec_inputs(8192)[0].bytes;
+  auto codec = make_codec("blosc:bitshuffle+lz4");
+  const auto frame = compress(*codec, input);
+  std::vector<std::byte> out(input.size());
+  for (std::size_t len : {0, 1, 8, 15, 16}) EXPECT_THROW(codec->decompress(std::span(frame).first(len), out), Error);
+  std::vector<std::byte> small(input.size() / 2);
+  EXPECT_THROW(codec->decompress(frame, small), Error);
+}
+
+}  // namespace
+}  // namespace wirezip::codecs
