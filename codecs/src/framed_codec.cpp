@@ -53,7 +53,7 @@ PlaneEntry FramedCodec::put_plane(std::span<const std::byte> plane, std::byte* o
     std::size_t size = coder_->encode(plane, {out, coder_->bound(plane.size())});
     if (size < plane.size()) return {PlaneMode::coded, static_cast<std::uint32_t>(size)};
   }
-  std::memcpy(out, plane.data(), plane.size());
+  std::copy_n(plane.data(), plane.size(), out);
   return {PlaneMode::raw, static_cast<std::uint32_t>(plane.size())};
 }
 
@@ -91,7 +91,7 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
       out += header.planes[k].stored_size;
     }
   }
-  std::memcpy(out, src.data() + width_ * plane, header.tail_size());
+  std::copy_n(src.data() + width_ * plane, header.tail_size(), out);
   out += header.tail_size();
   write_frame_header(header, dst);
   return static_cast<std::size_t>(out - dst.data());
@@ -126,7 +126,7 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
     in += entry.stored_size;
   }
   if (width_ > 1) merge_planes({planes.data(), width_}, width_, whole);
-  std::memcpy(dst.data() + whole.size(), in, header.tail_size());
+  std::copy_n(in, header.tail_size(), dst.data() + whole.size());
 
   std::span<const std::byte> restored = dst.first(header.original_size);
   if (frame_checksum(restored) != header.checksum)

@@ -1,0 +1,93 @@
+"""bench_codec's command line and JSON are interfaces (scripts, CI and users read them): check them
+on a tiny run, including the verdicts that must hold on any machine (ratios, not timings)."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ.get("WIREZIP_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
+BENCH = os.path.join(BIN, "bench_codec")
+DATASET = "synthetic:weights:size=1MiB:seed=1"
+
+
+def run(*args, check=True):
+    return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=300, check=check)
+
+
+class BenchCodecJson(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "codec.json")
+            run("--codecs=bytegroup+huff,lz4,blosc:bitshuffle+lz4", f"--datasets={DATASET}",
+                "--chunks=64KiB,1MiB", "--threads=1,2", "--benchmark_min_time=0.01",
+                f"--benchmark_out={out}", "--benchmark_out_format=json")
+            with open(out) as f:
+                cls.report = json.load(f)
+        cls.cases = {b["name"]: b for b in cls.report["benchmarks"]}
+
+    def test_case_names_follow_the_documented_form(self):
+        pattern = re.compile(r"^codec/(?P<spec>[^/]+)/(?P<dataset>[^/]+)/chunk:(?P<chunk>\d+)/"
+                             r"(?P<dir>compress|decompress)/real_time/threads:(?P<threads>\d+)$")
+        seen = set()
+        for name in self.cases:
+            m = pattern.match(name)
+            self.assertIsNotNone(m, name)
+            seen.add((m["spec"], m["chunk"], m["dir"], m["threads"]))
+        # memcpy joins every run as the ceiling even when not asked for.
+        for spec in ["memcpy", "bytegroup+huff", "lz4", "blosc:bitshuffle+lz4"]:
+            for chunk in ["65536", "1048576"]:
+                for direction in ["compress", "decompress"]:
+                    for threads in ["1", "2"]:
+                        self.assertIn((spec, chunk, direction, threads), seen)
+
+    def test_every_case_has_its_counters_and_no_error(self):
+        for name, case in self.cases.items():
+            self.assertFalse(case.get("error_occurred", False), f"{name}: {case.get('error_message')}")
+            for counter in ["bytes_per_second", "ratio", "compressed_bytes", "entropy_bound_ratio"]:
+                self.assertIn(counter, case, name)
+            self.assertGreater(case["bytes_per_second"], 0, name)
+
+    def test_ratios_tell_the_byte_grouping_story(self):
+        def ratio(spec):
+            return self.cases[f"codec/{spec}/{DATASET}/chunk:1048576/compress/real_time/threads:1"]["ratio"]
+        bound = self.cases[f"codec/memcpy/{DATASET}/chunk:1048576/compress/real_time/threads:1"]["entropy_bound_ratio"]
+        self.assertAlmostEqual(ratio("memcpy"), 1.0, delta=0.001)
+        self.assertLess(ratio("lz4"), 1.01)  # LZ4 alone finds nothing in interleaved bf16
+        self.assertGreater(ratio("bytegroup+huff"), ratio("blosc:bitshuffle+lz4"))
+        self.assertGreater(ratio("bytegroup+huff"), 0.98 * bound)
+        self.assertLessEqual(ratio("bytegroup+huff"), bound)
+
+    def test_context_records_where_it_ran(self):
+        context = self.report["context"]
+        for key in ["wirezip_version", "wirezip_git_sha", "version_lz4", "version_zstd", "version_blosc",
+                    "cpu_model", "kernel", "thp_enabled", "simd_path", "argv",
+                    f"dataset_sha256:{DATASET}"]:
+            self.assertIn(key, context)
+        self.assertRegex(context[f"dataset_sha256:{DATASET}"], r"^[0-9a-f]{64}$")
+
+
+class BenchCodecErrors(unittest.TestCase):
+    def check_one_line_error(self, *args, expect):
+        result = run(*args, check=False)
+        self.assertNotEqual(result.returncode, 0)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertIn(expect, lines[0])
+
+    def test_bad_inputs(self):
+        self.check_one_line_error("--codecs=lz5", expect="valid forms")
+        self.check_one_line_error("--chunks=12XB", expect="bad size")
+        self.check_one_line_error("--datasets=file:/nonexistent/x.bin", expect="/nonexistent/x.bin")
+        self.check_one_line_error("--threads=0", expect="--threads")
+
+    def test_list_codecs(self):
+        result = run("--list-codecs")
+        self.assertIn("bytegroup+huff", result.stdout)
+        self.assertIn("c-blosc", result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
