@@ -22,6 +22,10 @@ ThreadChunks chunks_for_thread(const CodecCase& config, const codecs::Codec& cod
   std::span<const std::byte> all(config.dataset->bytes);
   const std::size_t chunk = config.chunk_bytes;
   const std::size_t count = (all.size() + chunk - 1) / chunk;
+  // Google Benchmark averages the threads' times: uneven shares would overstate throughput.
+  if (count % static_cast<std::size_t>(threads) != 0)
+    fail("{} chunks do not split evenly over {} threads (throughput would be overstated); "
+         "choose a chunk size or thread count that divides them", count, threads);
   for (std::size_t i = static_cast<std::size_t>(thread); i < count; i += static_cast<std::size_t>(threads)) {
     std::span<const std::byte> piece = all.subspan(i * chunk, std::min(chunk, all.size() - i * chunk));
     mine.originals.push_back(piece);

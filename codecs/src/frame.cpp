@@ -92,6 +92,8 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
       fail("corrupt frame: raw plane {} stores {} bytes, expected {}", k, plane.stored_size, header.plane_size());
     if (plane.mode == PlaneMode::coded && header.coder == CoderId::raw)
       fail("corrupt frame: plane {} is coded but the frame's coder is raw", k);
+    if (plane.mode == PlaneMode::coded && header.plane_size() == 0)
+      fail("corrupt frame: plane {} is empty but marked coded", k);
     total += plane.stored_size;
   }
   if (total != frame.size())

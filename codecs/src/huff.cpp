@@ -163,6 +163,15 @@ WZ_HOT void decode_bulk(DecodeLane* lanes, const DecodeEntry* table) {
     }
   }
   lanes[0] = a, lanes[1] = b, lanes[2] = c, lanes[3] = d;
+  // Lanes finish unevenly (a run of short codes decodes faster): the rest go on one at a time.
+  for (std::size_t s = 0; s < kStreams; ++s) {
+    DecodeLane lane = lanes[s];
+    while (lane.bulk_ready()) {
+      lane.refill_unchecked();
+      for (int window = 0; window < 5; ++window) lane.decode_window(table);
+    }
+    lanes[s] = lane;
+  }
 }
 
 class HuffCoder final : public PlaneCoder {
@@ -229,7 +238,7 @@ void HuffCoder::decode(std::span<const std::byte> src_bytes, std::span<std::byte
   if (size == 0) fail("corrupt frame: empty huff plane");
   if (src[0] == kEmpty && size == 1 && n == 0) return;
   if (src[0] == kSingleSymbol && size == 2 && n > 0) return void(std::memset(dst, src[1], n));
-  if (src[0] != kHuffman || size < kHeaderSize || n < kStreams)
+  if (src[0] != kHuffman || size < kHeaderSize || n < 2)
     fail("corrupt frame: huff plane header (format {}, {} bytes for {} symbols)", src[0], size, n);
 
   // Only complete prefix codes are accepted, so every window decodes to real symbols.

@@ -2,20 +2,24 @@
 
 #include <algorithm>
 #include <queue>
+#include <stdexcept>
 
 namespace wirezip::codecs::huff {
 
-Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t stride) {
+Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t block, std::size_t every) {
   // Four sub-histograms so runs of one symbol do not serialise on one counter.
   std::array<std::array<std::uint32_t, 256>, 4> sub{};
-  std::size_t i = 0;
-  for (; i + 4 * stride <= n; i += 4 * stride) {
-    ++sub[0][src[i]];
-    ++sub[1][src[i + stride]];
-    ++sub[2][src[i + 2 * stride]];
-    ++sub[3][src[i + 3 * stride]];
+  for (std::size_t start = 0; start < n; start += every) {
+    const std::size_t end = std::min(n, start + block);
+    std::size_t i = start;
+    for (; i + 4 <= end; i += 4) {
+      ++sub[0][src[i]];
+      ++sub[1][src[i + 1]];
+      ++sub[2][src[i + 2]];
+      ++sub[3][src[i + 3]];
+    }
+    for (; i < end; ++i) ++sub[0][src[i]];
   }
-  for (; i < n; i += stride) ++sub[0][src[i]];
   for (int s = 0; s < 256; ++s) sub[0][s] += sub[1][s] + sub[2][s] + sub[3][s];
   return sub[0];
 }
@@ -33,8 +37,10 @@ WZ_HOT ByteRange byte_range(const std::uint8_t* src, std::size_t n) {
 }
 
 Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range) {
-  constexpr std::size_t kExactBelow = 64 << 10, kStride = 4;
-  Counts counts = histogram(src, n, n < kExactBelow ? 1 : kStride);
+  // Contiguous 256-byte blocks, one in four: a strided sample would see only one byte position of
+  // data with a period of 2 or 4 (interleaved bf16 or fp32).
+  constexpr std::size_t kExactBelow = 64 << 10, kBlock = 256, kEvery = 4 * kBlock;
+  Counts counts = n < kExactBelow ? histogram(src, n, n, n) : histogram(src, n, kBlock, kEvery);
   for (unsigned s = 0; s < 256; ++s) {
     const unsigned s7 = s & 0x7f;
     if (s >= range.low && s <= range.high && s7 >= range.low7 && s7 <= range.high7)
@@ -46,6 +52,9 @@ Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& 
 // Huffman code lengths; when the longest exceeds kMaxLength, halve the counts (keeping every used
 // symbol at >= 1) and rebuild: rare symbols get shorter codes at a negligible cost in size.
 Lengths code_lengths(Counts count) {
+  // A code needs two symbols; callers store one-symbol planes another way.
+  if (std::count_if(count.begin(), count.end(), [](std::uint32_t c) { return c != 0; }) < 2)
+    throw std::logic_error("huff: code_lengths needs at least two symbols");
   while (true) {
     using Node = std::pair<std::uint64_t, int>;  // weight, node id
     std::priority_queue<Node, std::vector<Node>, std::greater<>> queue;

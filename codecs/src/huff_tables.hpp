@@ -29,8 +29,8 @@ using DecodeEntry = std::uint64_t;
 #define WZ_HOT
 #endif
 
-// Counts of every stride-th byte.
-Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t stride = 1);
+// Counts of the bytes in [start, start + block) for start = 0, every, 2 * every, ...
+Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t block, std::size_t every);
 
 // The smallest and largest byte, and the same with the sign bit (bit 7) masked off.
 struct ByteRange {
@@ -38,8 +38,8 @@ struct ByteRange {
 };
 ByteRange byte_range(const std::uint8_t* src, std::size_t n);
 
-// The counts the code is built from. Small planes are counted exactly; large ones by sampling every
-// 4th byte (code lengths need proportions, not exact counts). Every symbol inside `range` (both
+// The counts the code is built from. Small planes are counted exactly; large ones from a sample of
+// a quarter of their bytes (code lengths need proportions, not exact counts). Every symbol inside `range` (both
 // ways: whole byte, and low 7 bits) gets a count of at least 1, so every byte present has a code.
 // The 7-bit range fits float planes, whose top byte is sign + exponent: both signs share the
 // exponent range, so few symbols that never occur get a code.

@@ -1,5 +1,5 @@
 // Plane coders backed by well-kept libraries: LZ4, zstd, htscodecs rANS, ISA-L igzip.
-#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_literalCompressionMode (stable since zstd 1.5.0)
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_literalCompressionMode: experimental API, ZSTD_ps_enable needs >= 1.5.1
 extern "C" {
 #include <htscodecs/htscodecs.h>  // this header lacks its own extern "C" guard
 }
@@ -10,6 +10,7 @@ extern "C" {
 #include <zstd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <vector>
 
 #include "plane_coder.hpp"
@@ -26,15 +27,25 @@ unsigned char* uchars(std::span<const std::byte> s) {
 }
 unsigned char* uchars(std::span<std::byte> s) { return reinterpret_cast<unsigned char*>(s.data()); }
 
+// The libraries below take int or unsigned sizes; larger planes are refused before any call.
+constexpr std::size_t kMaxLibraryInput = INT_MAX / 2;
+
 void check_int_size(std::size_t n, const char* what) {
-  if (n > INT_MAX / 2) fail("{}: plane of {} bytes is larger than the library accepts", what, n);
+  if (n > kMaxLibraryInput) fail("{}: plane of {} bytes is larger than the library accepts", what, n);
+}
+
+// Library bounds computed in int arithmetic would wrap for huge n; encode() refuses those anyway.
+std::size_t checked_bound(std::size_t n, std::size_t (*bound)(std::size_t)) {
+  return n > kMaxLibraryInput ? n : bound(n);
 }
 
 class Lz4Coder final : public PlaneCoder {
  public:
   explicit Lz4Coder(int acceleration) : acceleration_(acceleration), state_(LZ4_sizeofState()) {}
   CoderId id() const override { return CoderId::lz4; }
-  std::size_t bound(std::size_t n) const override { return LZ4_compressBound(static_cast<int>(n)); }
+  std::size_t bound(std::size_t n) const override {
+    return checked_bound(n, [](std::size_t m) { return static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(m))); });
+  }
   std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
     check_int_size(src.size(), "lz4");
     int n = LZ4_compress_fast_extState(state_.data(), chars(src), chars(dst), static_cast<int>(src.size()),
@@ -87,7 +98,9 @@ class ZstdCoder final : public PlaneCoder {
 class RansCoder final : public PlaneCoder {
  public:
   CoderId id() const override { return CoderId::rans; }
-  std::size_t bound(std::size_t n) const override { return rans_compress_bound_4x16(static_cast<unsigned>(n), kOrder); }
+  std::size_t bound(std::size_t n) const override {
+    return checked_bound(n, [](std::size_t m) { return std::size_t{rans_compress_bound_4x16(static_cast<unsigned>(m), kOrder)}; });
+  }
   std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
     check_int_size(src.size(), "rans");
     unsigned int out_size = static_cast<unsigned int>(dst.size());
@@ -97,9 +110,13 @@ class RansCoder final : public PlaneCoder {
   }
   void decode(std::span<const std::byte> src, std::span<std::byte> dst) override {
     check_int_size(src.size(), "rans");
+    // Given a null output, htscodecs allocates one sized by the (untrusted) stream: never let it.
+    unsigned char spare = 0;
+    unsigned char* out = dst.empty() ? &spare : uchars(dst);
     unsigned int out_size = static_cast<unsigned int>(dst.size());
-    if (!rans_uncompress_to_4x16(uchars(src), static_cast<unsigned>(src.size()), uchars(dst), &out_size) ||
-        out_size != dst.size())
+    unsigned char* result = rans_uncompress_to_4x16(uchars(src), static_cast<unsigned>(src.size()), out, &out_size);
+    if (result && result != out) std::free(result);
+    if (result != out || out_size != dst.size())
       fail("corrupt frame: rans plane does not decode to {} bytes", dst.size());
   }
 

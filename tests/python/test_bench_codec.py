@@ -9,7 +9,7 @@ import unittest
 
 BIN = os.environ.get("WIREZIP_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
 BENCH = os.path.join(BIN, "bench_codec")
-DATASET = "synthetic:weights:size=1MiB:seed=1"
+DATASET = "synthetic:weights:size=2MiB:seed=1"
 
 
 def run(*args, check=True):
@@ -82,6 +82,18 @@ class BenchCodecErrors(unittest.TestCase):
         self.check_one_line_error("--chunks=12XB", expect="bad size")
         self.check_one_line_error("--datasets=file:/nonexistent/x.bin", expect="/nonexistent/x.bin")
         self.check_one_line_error("--threads=0", expect="--threads")
+
+    def test_uneven_thread_split_is_refused_not_overstated(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "codec.json")
+            run("--codecs=memcpy", "--datasets=synthetic:weights:size=3MiB", "--chunks=1MiB", "--threads=2",
+                "--benchmark_min_time=0.01", f"--benchmark_out={out}", "--benchmark_out_format=json")
+            with open(out) as f:
+                cases = json.load(f)["benchmarks"]
+        self.assertTrue(cases)
+        for case in cases:
+            self.assertTrue(case.get("error_occurred"), case["name"])
+            self.assertIn("do not split evenly", case["error_message"])
 
     def test_list_codecs(self):
         result = run("--list-codecs")
