@@ -60,6 +60,8 @@ void add_host_context(int argc, char** argv) {
     benchmark::AddCustomContext("hostname", host.nodename);
   }
   benchmark::AddCustomContext("thp_enabled", read_kernel_choice("/sys/kernel/mm/transparent_hugepage/enabled"));
+  // defrag decides whether a MADV_HUGEPAGE fault compacts memory synchronously: it shapes first-touch time.
+  benchmark::AddCustomContext("thp_defrag", read_kernel_choice("/sys/kernel/mm/transparent_hugepage/defrag"));
   benchmark::AddCustomContext("simd_path", std::string(codecs::simd_path_name(codecs::best_simd_path())));
   std::string args;
   for (int i = 0; i < argc; ++i) {

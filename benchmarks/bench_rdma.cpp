@@ -1,0 +1,157 @@
+// bench_rdma: the transport alone. One-sided writes of each message size through buffers on
+// 4 KiB pages, Transparent Huge Pages or hugetlbfs, with the backing measured, not assumed.
+//
+//   bench_rdma [--transport=verbs|tcp|mem] [--pages=4k,thp,hugetlb] [--sizes=4KiB,...,8MiB]
+//              [--buffer=64MiB] [--depth=16] [--qps=1] [--device=NAME] [--timeout-ms=10000]
+//              [--serve [--port=P] | --peer=HOST[:PORT]] [--benchmark_* flags]
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "context.hpp"
+#include "rdma_case.hpp"
+#include "wirezip/rdma/verbs_devices.hpp"
+#include "wirezip/util/error.hpp"
+#include "wirezip/util/size.hpp"
+
+namespace {
+
+using namespace wirezip;
+constexpr std::uint16_t kDefaultPort = 18515;  // perftest's
+
+struct Flags {
+  std::string transport, pages = "4k,thp", sizes = "4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,8MiB", buffer = "64MiB";
+  std::string device, peer;
+  std::size_t depth = 16;
+  int qps = 1;
+  bool serve = false, list_devices = false;
+  std::uint16_t port = kDefaultPort;
+  long timeout_ms = 10000, idle_s = 120;
+};
+
+// The transport the user asked for, or verbs when a device exists, else tcp; and why.
+std::pair<rdma::TransportKind, std::string> choose_transport(const std::string& flag) {
+  if (!flag.empty()) return {rdma::parse_transport(flag), "requested"};
+  if (rdma::verbs_available()) return {rdma::TransportKind::verbs, "default: an RDMA device is present"};
+  return {rdma::TransportKind::tcp, "default: no RDMA device, so tcp"};
+}
+
+void add_transport_context(const harness::RdmaRun& run, const std::string& why) {
+  benchmark::AddCustomContext("transport", std::string(rdma::transport_name(run.transport)));
+  benchmark::AddCustomContext("transport_choice", why);
+  benchmark::AddCustomContext("link", run.peer_host ? fmt::format("two hosts, peer {}:{}", *run.peer_host, run.peer_port)
+                                                    : "loopback, both ends in this process");
+  if (run.transport != rdma::TransportKind::verbs) return;
+  try {
+    const rdma::VerbsPort port = rdma::pick_verbs_port(run.options.device);
+    benchmark::AddCustomContext("rdma_device", port.device);
+    benchmark::AddCustomContext("rdma_fw_ver", port.fw_ver);
+    benchmark::AddCustomContext("rdma_port", fmt::format("{} {}", port.port, port.state));
+    benchmark::AddCustomContext("rdma_active_mtu", std::to_string(port.active_mtu));
+    benchmark::AddCustomContext("rdma_link_layer", port.link_layer);
+    benchmark::AddCustomContext("rdma_speed", port.speed);
+    benchmark::AddCustomContext("rdma_gid", port.gid);
+  } catch (const std::exception& e) {
+    benchmark::AddCustomContext("rdma_device", std::string("none: ") + e.what());
+    fmt::print(stderr, "bench_rdma: {}\n", e.what());  // every verbs case will say so too
+  }
+}
+
+void register_cases(harness::LinkCache& links, const std::vector<rdma::PagePolicy>& pages,
+                    const std::vector<std::uint64_t>& sizes) {
+  const harness::RdmaRun& run = links.run();
+  std::uint32_t seed = 0;
+  for (rdma::PagePolicy policy : pages) {
+    for (std::uint64_t size : sizes) {
+      std::string name = fmt::format("rdma/{}/pages:{}/size:{}/depth:{}", rdma::transport_name(run.transport),
+                                     rdma::page_policy_name(policy), size, run.options.depth);
+      if (run.transport == rdma::TransportKind::verbs) name += fmt::format("/qps:{}", run.options.qps);
+      harness::RdmaCase c{&links, policy, size, seed++};
+      benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& state) { harness::run_rdma_case(state, c); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+      // The ceiling, side by side: this host's memcpy of the same messages between the same pages.
+      const std::string ceiling = fmt::format("rdma/memcpy/pages:{}/size:{}", rdma::page_policy_name(policy), size);
+      benchmark::RegisterBenchmark(ceiling.c_str(), [c](benchmark::State& state) { harness::run_memcpy_case(state, c); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+}
+
+// Exit status 0 when at least one port is ACTIVE, so scripts can choose the transport.
+int list_devices() {
+  try {
+    bool active = false;
+    for (const rdma::VerbsPort& port : rdma::list_verbs_ports()) {
+      fmt::print("{} port {}: {} {} mtu {} {} fw {} gid {} netdev {} {}\n", port.device, port.port, port.state,
+                 port.link_layer, port.active_mtu, port.speed, port.fw_ver, port.gid, port.netdev, port.ipv4);
+      active = active || port.state == "ACTIVE";
+    }
+    return active ? 0 : 1;
+  } catch (const rdma::NoDeviceError& e) {
+    fmt::print("bench_rdma: {}\n", e.what());
+    return 1;
+  }
+}
+
+int run(int argc, char** argv, const Flags& flags) {
+  if (flags.list_devices) return list_devices();
+  auto [transport, why] = choose_transport(flags.transport);
+  harness::RdmaRun run;
+  run.transport = transport;
+  run.options.buffer_bytes = parse_size(flags.buffer);
+  run.options.depth = flags.depth;
+  run.options.qps = flags.qps;
+  run.options.device = flags.device;
+  run.options.timeout = std::chrono::milliseconds(flags.timeout_ms);
+  if (flags.depth == 0 || flags.qps <= 0 || flags.timeout_ms <= 0) fail("--depth, --qps and --timeout-ms must be positive");
+  if (flags.serve) {
+    const int served = harness::serve_links(run, "", flags.port, std::chrono::seconds(flags.idle_s));
+    fmt::print("bench_rdma: served {} link(s), done\n", served);
+    return 0;
+  }
+  if (!flags.peer.empty()) std::tie(run.peer_host, run.peer_port) = rdma::parse_host_port(flags.peer, kDefaultPort);
+  std::vector<rdma::PagePolicy> pages;
+  for (const std::string& p : harness::parse_list("--pages", flags.pages)) pages.push_back(rdma::parse_page_policy(p));
+  const std::vector<std::uint64_t> sizes = parse_size_list(flags.sizes);
+
+  harness::add_host_context(argc, argv);
+  add_transport_context(run, why);
+  harness::LinkCache links(run);
+  register_cases(links, pages, sizes);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  links.finish();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  CLI::App app{"bench_rdma: one-sided write bandwidth per message size and page policy (4k, thp, hugetlb).\n"
+               "Google Benchmark's --benchmark_* flags are accepted too."};
+  Flags flags;
+  app.add_option("--transport", flags.transport, "verbs | tcp | mem (default: verbs when a device exists, else tcp)");
+  app.add_option("--pages", flags.pages, "page policies of the buffers: 4k, thp, hugetlb")->capture_default_str();
+  app.add_option("--sizes", flags.sizes, "message sizes")->capture_default_str();
+  app.add_option("--buffer", flags.buffer, "each side's buffer; messages walk through it")->capture_default_str();
+  app.add_option("--depth", flags.depth, "writes in flight")->capture_default_str();
+  app.add_option("--qps", flags.qps, "verbs queue pairs")->capture_default_str();
+  app.add_option("--device", flags.device, "verbs device (default: first with an active port)");
+  app.add_option("--timeout-ms", flags.timeout_ms, "bound on every wait")->capture_default_str();
+  app.add_flag("--list-devices", flags.list_devices, "print RDMA ports and exit (status 1 when none is active)");
+  app.add_flag("--serve", flags.serve, "passive side of a two-host run: serve peers until one quits");
+  app.add_option("--port", flags.port, "port to serve on (--serve; 0 = any) ")->capture_default_str();
+  app.add_option("--idle-s", flags.idle_s, "--serve gives up after this long without a peer")->capture_default_str();
+  app.add_option("--peer", flags.peer, "active side of a two-host run: HOST[:PORT] of the --serve side");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(argc, argv, flags);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_rdma: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,181 @@
+#include "rdma_case.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A cheap pattern that differs per case and per 8-byte word.
+void fill_pattern(std::span<std::byte> bytes, std::uint32_t seed) {
+  std::uint64_t x = 0x9e3779b97f4a7c15ull * (seed + 1);
+  for (std::size_t i = 0; i + 8 <= bytes.size(); i += 8) {
+    x += 0x9e3779b97f4a7c15ull;
+    std::memcpy(bytes.data() + i, &x, 8);
+  }
+}
+
+}  // namespace
+
+rdma::Endpoint& LinkCache::sender(rdma::PagePolicy pages) {
+  if (pages_ != pages || !link_.first) {
+    link_ = {};  // release the old link (and its memory) before building the next
+    pages_.reset();
+    rdma::LinkOptions options = run_.options;
+    options.pages = pages;
+    if (run_.peer_host)
+      link_.first = rdma::connect(run_.transport, options, *run_.peer_host, run_.peer_port);
+    else
+      link_ = rdma::connect_loopback(run_.transport, options);
+    pages_ = pages;
+  }
+  return *link_.first;
+}
+
+std::pair<rdma::PageBuffer, rdma::PageBuffer>& LinkCache::ceiling_buffers(rdma::PagePolicy pages) {
+  if (ceiling_pages_ != pages) {
+    ceiling_ = {};
+    ceiling_pages_.reset();
+    ceiling_ = {rdma::PageBuffer::allocate(run_.options.buffer_bytes, pages),
+                rdma::PageBuffer::allocate(run_.options.buffer_bytes, pages)};
+    ceiling_pages_ = pages;
+  }
+  return ceiling_;
+}
+
+void LinkCache::finish() {
+  link_ = {};
+  if (!run_.peer_host) return;
+  try {
+    rdma::send_quit(run_.transport, run_.options, *run_.peer_host, run_.peer_port);
+  } catch (const std::exception& e) {
+    // The results are written; a server that is already gone needs no quit.
+    fmt::print(stderr, "bench_rdma: could not tell the server to quit: {}\n", e.what());
+  }
+}
+
+void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
+  rdma::Endpoint* sender = nullptr;
+  std::size_t slots = 0, batch = 0;
+  try {
+    sender = &config.links->sender(config.pages);
+    const std::size_t buffer = std::min(sender->buffer().bytes().size(), sender->remote_buffer_bytes());
+    if (config.message_bytes == 0 || config.message_bytes > buffer)
+      fail("message size {} must be in [1, {}] (the buffer)", config.message_bytes, buffer);
+    // Messages walk through the whole buffer, as a training step's tensors do.
+    slots = buffer / config.message_bytes;
+    batch = std::clamp<std::size_t>(slots, 64, 4096);
+    fill_pattern(sender->buffer().bytes().first(slots * config.message_bytes), config.seed);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+
+  double seconds = 0;
+  for (auto _ : state) {
+    try {
+      const auto start = Clock::now();
+      for (std::size_t i = 0; i < batch; ++i) {
+        const std::size_t offset = (i % slots) * config.message_bytes;
+        sender->post_write(offset, offset, config.message_bytes, std::nullopt);
+      }
+      sender->wait_in_flight_at_most(0);
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      state.SetIterationTime(elapsed);
+      seconds += elapsed;
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      break;
+    }
+  }
+  if (state.error_occurred()) return;
+
+  try {
+    const std::size_t covered = std::min(batch, slots) * config.message_bytes;
+    std::vector<std::byte> remote(covered);
+    sender->read_remote(0, remote);
+    const auto local = sender->buffer().bytes();
+    if (!std::equal(remote.begin(), remote.end(), local.begin()))
+      fail("verification: the peer's buffer differs from what was written");
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+
+  const double messages = static_cast<double>(state.iterations()) * static_cast<double>(batch);
+  const double bytes = messages * static_cast<double>(config.message_bytes);
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+  state.counters["msg_rate"] = benchmark::Counter(messages, benchmark::Counter::kIsRate);
+  state.counters["huge_fraction"] = sender->buffer().backing().huge_fraction;
+  state.counters["remote_huge_fraction"] = sender->remote_huge_fraction();
+  state.counters["first_touch_us"] = sender->buffer().first_touch_us();
+  if (auto us = sender->registration_us()) state.counters["mr_reg_us"] = *us;
+  if (auto link = sender->link_bytes_per_second(); link && *link > 0 && seconds > 0)
+    state.counters["link_fraction"] = bytes / seconds / *link;
+}
+
+void run_memcpy_case(benchmark::State& state, const RdmaCase& config) {
+  std::pair<rdma::PageBuffer, rdma::PageBuffer>* buffers = nullptr;
+  std::size_t slots = 0, batch = 0;
+  try {
+    buffers = &config.links->ceiling_buffers(config.pages);
+    const std::size_t buffer = buffers->first.bytes().size();
+    if (config.message_bytes == 0 || config.message_bytes > buffer)
+      fail("message size {} must be in [1, {}] (the buffer)", config.message_bytes, buffer);
+    slots = buffer / config.message_bytes;
+    batch = std::clamp<std::size_t>(slots, 64, 4096);
+    fill_pattern(buffers->first.bytes().first(slots * config.message_bytes), config.seed);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  std::byte* from = buffers->first.bytes().data();
+  std::byte* to = buffers->second.bytes().data();
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < batch; ++i) {
+      const std::size_t offset = (i % slots) * config.message_bytes;
+      std::memcpy(to + offset, from + offset, config.message_bytes);
+    }
+    benchmark::ClobberMemory();
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  const std::size_t covered = std::min(batch, slots) * config.message_bytes;
+  if (std::memcmp(to, from, covered) != 0) return state.SkipWithError("verification: memcpy copy differs");
+  const double messages = static_cast<double>(state.iterations()) * static_cast<double>(batch);
+  state.SetBytesProcessed(static_cast<std::int64_t>(messages * static_cast<double>(config.message_bytes)));
+  state.counters["msg_rate"] = benchmark::Counter(messages, benchmark::Counter::kIsRate);
+  state.counters["huge_fraction"] = buffers->first.backing().huge_fraction;
+  state.counters["first_touch_us"] = buffers->first.first_touch_us();
+}
+
+int serve_links(const RdmaRun& run, const std::string& bind_host, std::uint16_t port,
+                std::chrono::milliseconds idle) {
+  auto listener = rdma::listen(run.transport, run.options, bind_host, port);
+  fmt::print("bench_rdma: serving {} on port {}\n", rdma::transport_name(run.transport), listener->port());
+  std::fflush(stdout);
+  int served = 0;
+  while (auto endpoint = listener->accept(idle)) {
+    ++served;
+    // Writes are one-sided: just keep the link up until the peer goes away.
+    try {
+      while (true) {
+        endpoint->poll_arrival();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    } catch (const Error&) {
+    }
+  }
+  return served;
+}
+
+}  // namespace wirezip::harness

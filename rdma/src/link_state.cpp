@@ -1,0 +1,83 @@
+#include "link_state.hpp"
+
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::rdma {
+
+template <typename Ready>
+void LinkState::wait(std::unique_lock<std::mutex>& lock, const char* what, Ready ready) {
+  const bool done = changed_.wait_for(lock, timeout_, [&] { return failure_ || ready(); });
+  check_locked();
+  if (!done) fail("{}: timed out after {} ms waiting for {}", name_, timeout_.count(), what);
+}
+
+void LinkState::add_in_flight() {
+  std::lock_guard lock(mutex_);
+  check_locked();
+  ++in_flight_;
+}
+
+void LinkState::complete_writes(std::size_t count) {
+  {
+    std::lock_guard lock(mutex_);
+    in_flight_ -= std::min(count, in_flight_);
+  }
+  changed_.notify_all();
+}
+
+std::size_t LinkState::in_flight() const {
+  std::lock_guard lock(mutex_);
+  return in_flight_;
+}
+
+void LinkState::wait_in_flight_at_most(std::size_t count) {
+  std::unique_lock lock(mutex_);
+  wait(lock, "write completions", [&] { return in_flight_ <= count; });
+}
+
+void LinkState::push_arrival(const Arrival& arrival) {
+  {
+    std::lock_guard lock(mutex_);
+    arrivals_.push_back(arrival);
+  }
+  changed_.notify_all();
+}
+
+Arrival LinkState::wait_arrival() {
+  std::unique_lock lock(mutex_);
+  // Arrivals that came before a failure are still delivered.
+  if (arrivals_.empty()) wait(lock, "an arrival from the peer", [&] { return !arrivals_.empty(); });
+  Arrival arrival = arrivals_.front();
+  arrivals_.pop_front();
+  return arrival;
+}
+
+std::optional<Arrival> LinkState::poll_arrival() {
+  std::lock_guard lock(mutex_);
+  if (arrivals_.empty()) {
+    check_locked();
+    return std::nullopt;
+  }
+  Arrival arrival = arrivals_.front();
+  arrivals_.pop_front();
+  return arrival;
+}
+
+void LinkState::fail_link(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!failure_) failure_ = reason;
+  }
+  changed_.notify_all();
+}
+
+void LinkState::check() const {
+  std::lock_guard lock(mutex_);
+  check_locked();
+}
+
+void LinkState::check_locked() const {
+  if (failure_) fail("{}: {}", name_, *failure_);
+}
+
+}  // namespace wirezip::rdma

@@ -1,0 +1,51 @@
+#pragma once
+// Internal: the bookkeeping the mem and tcp endpoints share. Writes in flight, arrivals queued,
+// and the link's failure: once failed (peer gone, protocol error), every wait throws its reason.
+// Every wait is bounded by the link's timeout.
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "wirezip/rdma/transport.hpp"
+
+namespace wirezip::rdma {
+
+class LinkState {
+ public:
+  LinkState(std::string name, std::chrono::milliseconds timeout) : name_(std::move(name)), timeout_(timeout) {}
+
+  void add_in_flight();
+  void complete_writes(std::size_t count);
+  std::size_t in_flight() const;
+  void wait_in_flight_at_most(std::size_t count);
+
+  void push_arrival(const Arrival& arrival);
+  Arrival wait_arrival();
+  std::optional<Arrival> poll_arrival();
+
+  // Marks the link failed (the first reason wins) and wakes every waiter.
+  void fail_link(const std::string& reason);
+  // Throws the failure, if any.
+  void check() const;
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  void check_locked() const;
+  // Waits for `ready` under the lock; throws on failure or timeout, naming `what`.
+  template <typename Ready>
+  void wait(std::unique_lock<std::mutex>& lock, const char* what, Ready ready);
+
+  const std::string name_;
+  const std::chrono::milliseconds timeout_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::size_t in_flight_ = 0;
+  std::deque<Arrival> arrivals_;
+  std::optional<std::string> failure_;
+};
+
+}  // namespace wirezip::rdma

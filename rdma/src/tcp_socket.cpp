@@ -1,0 +1,165 @@
+#include "tcp_socket.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::rdma::tcp {
+namespace {
+
+constexpr Millis kSlice{100};  // how often blocking waits look at their stop token
+
+std::string error_text() { return std::strerror(errno); }
+
+int poll_one(int fd, short events, Millis timeout) {
+  pollfd p{fd, events, 0};
+  int rc;
+  do rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  while (rc < 0 && errno == EINTR);
+  if (rc < 0) fail("poll: {}", error_text());
+  return rc;
+}
+
+struct AddrInfoDeleter {
+  void operator()(addrinfo* info) const noexcept { freeaddrinfo(info); }
+};
+
+std::unique_ptr<addrinfo, AddrInfoDeleter> resolve(const std::string& host, std::uint16_t port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;  // the test beds and the paper's setups are IPv4
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  addrinfo* result = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &result); rc != 0)
+    fail("cannot resolve '{}': {}", host, gai_strerror(rc));
+  return std::unique_ptr<addrinfo, AddrInfoDeleter>(result);
+}
+
+void set_nodelay(const Socket& socket) {
+  int one = 1;
+  setsockopt(socket.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+}  // namespace
+
+Socket& Socket::operator=(Socket&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+Socket::~Socket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Socket::shutdown_both() const {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
+Socket listen_on(const std::string& host, std::uint16_t port) {
+  auto info = resolve(host, port, true);
+  Socket socket(::socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC, 0));
+  if (!socket) fail("socket: {}", error_text());
+  int one = 1;
+  setsockopt(socket.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(socket.fd(), info->ai_addr, info->ai_addrlen) != 0)
+    fail("cannot listen on {}:{}: {}", host.empty() ? "*" : host, port, error_text());
+  if (::listen(socket.fd(), 16) != 0) fail("listen on port {}: {}", port, error_text());
+  return socket;
+}
+
+std::uint16_t local_port(const Socket& socket) {
+  sockaddr_in address{};
+  socklen_t length = sizeof address;
+  if (getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    fail("getsockname: {}", error_text());
+  return ntohs(address.sin_port);
+}
+
+Socket accept_within(const Socket& listener, Millis idle) {
+  if (poll_one(listener.fd(), POLLIN, idle) == 0) return Socket();
+  Socket socket(::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+  if (!socket) fail("accept: {}", error_text());
+  set_nodelay(socket);
+  return socket;
+}
+
+Socket connect_to(const std::string& host, std::uint16_t port, Millis timeout) {
+  auto info = resolve(host, port, false);
+  Socket socket(::socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!socket) fail("socket: {}", error_text());
+  if (::connect(socket.fd(), info->ai_addr, info->ai_addrlen) != 0) {
+    if (errno != EINPROGRESS) fail("connect to {}:{}: {}", host, port, error_text());
+    if (poll_one(socket.fd(), POLLOUT, timeout) == 0)
+      fail("connect to {}:{}: no answer within {} ms", host, port, timeout.count());
+    int error = 0;
+    socklen_t length = sizeof error;
+    getsockopt(socket.fd(), SOL_SOCKET, SO_ERROR, &error, &length);
+    if (error != 0) fail("connect to {}:{}: {}", host, port, std::strerror(error));
+  }
+  // Blocking from here on; every blocking call below is bounded by poll().
+  fcntl(socket.fd(), F_SETFL, fcntl(socket.fd(), F_GETFL) & ~O_NONBLOCK);
+  set_nodelay(socket);
+  return socket;
+}
+
+void send_all(const Socket& socket, std::span<const std::byte> bytes, Millis timeout) {
+  while (!bytes.empty()) {
+    if (poll_one(socket.fd(), POLLOUT, timeout) == 0)
+      fail("send: the peer took nothing for {} ms", timeout.count());
+    ssize_t n = ::send(socket.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      fail("send: {}", error_text());
+    }
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
+  }
+}
+
+bool recv_all(const Socket& socket, std::span<std::byte> bytes, Millis timeout, std::stop_token stop) {
+  const std::size_t wanted = bytes.size();
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!bytes.empty()) {
+    if (stop.stop_requested()) fail("recv: stopped");
+    if (poll_one(socket.fd(), POLLIN, std::min(kSlice, timeout)) == 0) {
+      // Idle between messages is fine; a message that stops half way is not.
+      if (bytes.size() == wanted && stop.stop_possible()) {
+        deadline = std::chrono::steady_clock::now() + timeout;
+        continue;
+      }
+      if (std::chrono::steady_clock::now() > deadline)
+        fail("recv: no data from the peer for {} ms", timeout.count());
+      continue;
+    }
+    ssize_t n = ::recv(socket.fd(), bytes.data(), bytes.size(), MSG_DONTWAIT);
+    if (n == 0) {
+      if (bytes.size() == wanted) return false;
+      fail("recv: the peer closed the connection in the middle of a message");
+    }
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      fail("recv: {}", error_text());
+    }
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
+    deadline = std::chrono::steady_clock::now() + timeout;
+  }
+  return true;
+}
+
+bool wait_readable(const Socket& socket, Millis timeout) { return poll_one(socket.fd(), POLLIN, timeout) > 0; }
+
+}  // namespace wirezip::rdma::tcp

@@ -1,0 +1,76 @@
+#include "wirezip/rdma/transport.hpp"
+
+#include <charconv>
+
+#include "transports.hpp"
+
+namespace wirezip::rdma {
+
+TransportKind parse_transport(std::string_view text) {
+  if (text == "verbs") return TransportKind::verbs;
+  if (text == "tcp") return TransportKind::tcp;
+  if (text == "mem") return TransportKind::mem;
+  fail("unknown transport '{}': valid forms are verbs, tcp, mem", text);
+}
+
+std::string_view transport_name(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::verbs: return "verbs";
+    case TransportKind::tcp: return "tcp";
+    case TransportKind::mem: return "mem";
+  }
+  return "unknown";
+}
+
+LinkPair connect_loopback(TransportKind kind, const LinkOptions& options) {
+  switch (kind) {
+    case TransportKind::verbs: return verbs::connect_loopback(options);
+    case TransportKind::tcp: return tcp::connect_loopback(options);
+    case TransportKind::mem: return mem::connect_loopback(options);
+  }
+  fail("unknown transport");
+}
+
+std::unique_ptr<Listener> listen(TransportKind kind, const LinkOptions& options, const std::string& host,
+                                 std::uint16_t port) {
+  switch (kind) {
+    case TransportKind::verbs: return verbs::listen(options, host, port);
+    case TransportKind::tcp: return tcp::listen(options, host, port);
+    case TransportKind::mem: break;
+  }
+  fail("the mem transport has both ends in one process: it cannot --serve or --peer");
+}
+
+std::unique_ptr<Endpoint> connect(TransportKind kind, const LinkOptions& options, const std::string& host,
+                                  std::uint16_t port) {
+  switch (kind) {
+    case TransportKind::verbs: return verbs::connect(options, host, port);
+    case TransportKind::tcp: return tcp::connect(options, host, port);
+    case TransportKind::mem: break;
+  }
+  fail("the mem transport has both ends in one process: it cannot --serve or --peer");
+}
+
+void send_quit(TransportKind kind, const LinkOptions& options, const std::string& host, std::uint16_t port) {
+  switch (kind) {
+    case TransportKind::verbs: return verbs::send_quit(options, host, port);
+    case TransportKind::tcp: return tcp::send_quit(options, host, port);
+    case TransportKind::mem: return;
+  }
+}
+
+std::pair<std::string, std::uint16_t> parse_host_port(std::string_view text, std::uint16_t default_port) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    if (text.empty()) fail("empty peer address: expected HOST[:PORT]");
+    return {std::string(text), default_port};
+  }
+  const std::string_view port_text = text.substr(colon + 1);
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (colon == 0 || ec != std::errc{} || end != port_text.data() + port_text.size() || port == 0 || port > 65535)
+    fail("bad peer address '{}': expected HOST[:PORT] with PORT in 1..65535", text);
+  return {std::string(text.substr(0, colon)), static_cast<std::uint16_t>(port)};
+}
+
+}  // namespace wirezip::rdma

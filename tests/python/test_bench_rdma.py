@@ -1,0 +1,130 @@
+"""bench_rdma's interfaces and its two-process mode, on the transports every host has (tcp, mem),
+plus the verbs no-device report. Checks outcomes, never timings."""
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get("WIREZIP_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
+BENCH = os.path.join(BIN, "bench_rdma")
+QUICK = ["--sizes=64KiB,1MiB", "--buffer=8MiB", "--benchmark_min_time=0.01", "--timeout-ms=3000"]
+
+
+def has_verbs_device():
+    return os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
+
+
+def run_json(*args, timeout=120):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "rdma.json")
+        result = subprocess.run([BENCH, *args, f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                                capture_output=True, text=True, timeout=timeout)
+        with open(out) as f:
+            return result, json.load(f)
+
+
+def start_server(*args):
+    server = subprocess.Popen([BENCH, "--serve", "--port=0", "--idle-s=20", *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = server.stdout.readline()
+    match = re.search(r"serving \w+ on port (\d+)", line)
+    if not match:
+        server.kill()
+        raise AssertionError(f"server did not announce its port: {line!r} {server.stderr.read()}")
+    return server, int(match[1])
+
+
+class Loopback(unittest.TestCase):
+    def test_tcp_and_mem_cases_names_counters_backing(self):
+        for transport in ["tcp", "mem"]:
+            result, report = run_json(f"--transport={transport}", "--pages=4k,thp", *QUICK)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(report["context"]["transport"], transport)
+            names = [b["name"] for b in report["benchmarks"]]
+            self.assertIn(f"rdma/{transport}/pages:4k/size:65536/depth:16/manual_time", names)
+            self.assertIn(f"rdma/{transport}/pages:thp/size:1048576/depth:16/manual_time", names)
+            for case in report["benchmarks"]:
+                self.assertFalse(case.get("error_occurred"), case.get("error_message"))
+                for counter in ["bytes_per_second", "msg_rate", "huge_fraction", "first_touch_us"]:
+                    self.assertIn(counter, case)
+                if "pages:4k" in case["name"]:
+                    self.assertEqual(case["huge_fraction"], 0.0)
+                else:
+                    self.assertGreater(case["huge_fraction"], 0.5)  # measured: THP is in madvise mode here
+
+    def test_default_transport_is_recorded_with_its_reason(self):
+        result, report = run_json("--pages=4k", "--sizes=64KiB", "--buffer=4MiB", "--benchmark_min_time=0.01")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("transport_choice", report["context"])
+        if not has_verbs_device():
+            self.assertEqual(report["context"]["transport"], "tcp")
+
+    @unittest.skipIf(has_verbs_device(), "this host has an RDMA device")
+    def test_verbs_without_a_device_is_a_reported_skip_not_zeros(self):
+        result, report = run_json("--transport=verbs", "--pages=4k", "--sizes=64KiB", "--benchmark_min_time=0.01")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        reason = "no RDMA device found (ibv_get_device_list returned 0); use --transport=tcp or mem"
+        self.assertIn(reason, result.stderr)
+        self.assertTrue(report["benchmarks"])
+        for case in report["benchmarks"]:
+            self.assertTrue(case["error_occurred"])
+            self.assertEqual(case["error_message"], reason)
+            self.assertNotIn("bytes_per_second", case)
+
+    def test_bad_inputs_are_one_line_errors(self):
+        for args, expect in [(["--transport=udp"], "unknown transport"), (["--pages=2m"], "unknown page policy"),
+                             (["--sizes=1XB"], "bad size"), (["--peer=127.0.0.1:0"], "bad peer address")]:
+            result = subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(result.returncode, 0)
+            lines = result.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, result.stderr)
+            self.assertIn(expect, lines[0])
+
+
+class TwoProcesses(unittest.TestCase):
+    def test_serve_and_peer_on_localhost(self):
+        server, port = start_server("--transport=tcp")
+        try:
+            result, report = run_json("--transport=tcp", f"--peer=127.0.0.1:{port}", "--pages=4k,thp", *QUICK)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("two hosts", report["context"]["link"])
+            for case in report["benchmarks"]:
+                self.assertFalse(case.get("error_occurred"), case.get("error_message"))
+                self.assertIn("remote_huge_fraction", case)
+            self.assertEqual(server.wait(timeout=30), 0)  # the peer's quit ends the server
+            self.assertIn("served 2 link(s)", server.stdout.read())
+        finally:
+            server.kill()
+
+    def test_unreachable_peer_is_a_clear_error(self):
+        start = time.monotonic()
+        result = subprocess.run([BENCH, "--transport=tcp", "--peer=127.0.0.1:1", "--pages=4k", "--sizes=64KiB",
+                                 "--timeout-ms=2000", "--benchmark_min_time=0.01"],
+                                capture_output=True, text=True, timeout=60)
+        self.assertLess(time.monotonic() - start, 30)
+        self.assertIn("refused", result.stdout + result.stderr)
+
+    def test_server_killed_mid_transfer_fails_the_case_in_time(self):
+        server, port = start_server("--transport=tcp")
+        client = subprocess.Popen([BENCH, "--transport=tcp", f"--peer=127.0.0.1:{port}", "--pages=4k",
+                                   "--sizes=1MiB", "--buffer=64MiB", "--benchmark_min_time=5", "--timeout-ms=3000",
+                                   "--benchmark_format=json"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        start = time.monotonic()
+        out, err = client.communicate(timeout=60)
+        self.assertLess(time.monotonic() - start, 30)
+        report = json.loads(out)
+        case = report["benchmarks"][0]
+        self.assertTrue(case.get("error_occurred"), case)
+        self.assertRegex(case["error_message"], "closed|reset|Broken pipe|peer")
+
+
+if __name__ == "__main__":
+    unittest.main()
