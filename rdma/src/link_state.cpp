@@ -52,6 +52,18 @@ Arrival LinkState::wait_arrival() {
   return arrival;
 }
 
+std::optional<Arrival> LinkState::wait_arrival_for(std::chrono::microseconds wait) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, wait, [&] { return failure_ || !arrivals_.empty(); });
+  if (arrivals_.empty()) {
+    check_locked();
+    return std::nullopt;
+  }
+  Arrival arrival = arrivals_.front();
+  arrivals_.pop_front();
+  return arrival;
+}
+
 std::optional<Arrival> LinkState::poll_arrival() {
   std::lock_guard lock(mutex_);
   if (arrivals_.empty()) {

@@ -26,6 +26,7 @@ class LinkState {
   void push_arrival(const Arrival& arrival);
   Arrival wait_arrival();
   std::optional<Arrival> poll_arrival();
+  std::optional<Arrival> wait_arrival_for(std::chrono::microseconds wait);
 
   // Marks the link failed (the first reason wins) and wakes every waiter.
   void fail_link(const std::string& reason);

@@ -92,6 +92,9 @@ class MemEndpoint final : public Endpoint {
   void wait_in_flight_at_most(std::size_t count) override { state().wait_in_flight_at_most(count); }
   Arrival wait_arrival() override { return state().wait_arrival(); }
   std::optional<Arrival> poll_arrival() override { return state().poll_arrival(); }
+  std::optional<Arrival> wait_arrival_for(std::chrono::microseconds wait) override {
+    return state().wait_arrival_for(wait);
+  }
 
   void read_remote(std::size_t remote_offset, std::span<std::byte> into) override {
     check_range("remote", remote_offset, into.size(), remote_buffer_bytes());

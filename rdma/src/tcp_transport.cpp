@@ -65,6 +65,9 @@ class TcpEndpoint final : public Endpoint {
   void wait_in_flight_at_most(std::size_t count) override { state_.wait_in_flight_at_most(count); }
   Arrival wait_arrival() override { return state_.wait_arrival(); }
   std::optional<Arrival> poll_arrival() override { return state_.poll_arrival(); }
+  std::optional<Arrival> wait_arrival_for(std::chrono::microseconds wait) override {
+    return state_.wait_arrival_for(wait);
+  }
   void read_remote(std::size_t remote_offset, std::span<std::byte> into) override;
 
  private:

@@ -6,6 +6,15 @@
 
 namespace wirezip::rdma {
 
+std::optional<Arrival> Endpoint::wait_arrival_for(std::chrono::microseconds wait) {
+  // Transports that can block override this; the fallback polls (verbs polls its CQ anyway).
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  do {
+    if (auto arrival = poll_arrival()) return arrival;
+  } while (std::chrono::steady_clock::now() < deadline);
+  return std::nullopt;
+}
+
 TransportKind parse_transport(std::string_view text) {
   if (text == "verbs") return TransportKind::verbs;
   if (text == "tcp") return TransportKind::tcp;

@@ -70,6 +70,9 @@ class Endpoint {
   // The next write the peer made into this buffer, oldest first.
   virtual Arrival wait_arrival() = 0;
   virtual std::optional<Arrival> poll_arrival() = 0;
+  // Like poll_arrival, but waits up to `wait` for one (without spinning where the transport can
+  // block). Nothing within `wait` is not an error; a failed link still throws.
+  virtual std::optional<Arrival> wait_arrival_for(std::chrono::microseconds wait);
 
   // Copies the peer's buffer [remote_offset, +into.size()) into `into`: verification, not timed.
   virtual void read_remote(std::size_t remote_offset, std::span<std::byte> into) = 0;

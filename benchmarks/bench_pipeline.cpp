@@ -1,0 +1,155 @@
+// bench_pipeline: chunked compress -> transfer -> decompress, end to end, with and without
+// compression and overlap; the raw baseline always in the same run.
+//
+//   bench_pipeline [--transport=tcp,mem] [--modes=raw,serial,overlap] [--codecs=SPEC,...]
+//                  [--pages=4k,thp] [--chunks=1MiB,...] [--depth=8] [--workers=1]
+//                  [--datasets=SPEC,...] [--serve [--port=P] | --peer=HOST[:PORT]] [--benchmark_* flags]
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <deque>
+
+#include "context.hpp"
+#include "pipeline_case.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/rdma/verbs_devices.hpp"
+#include "wirezip/util/error.hpp"
+#include "wirezip/util/size.hpp"
+
+namespace {
+
+using namespace wirezip;
+constexpr std::uint16_t kDefaultPort = 18516;
+
+struct Flags {
+  std::string transports, modes = "raw,serial,overlap", codecs{codecs::kBestCodecSpec}, pages = "4k";
+  std::string chunks = "1MiB", datasets{datasets::kDefaultDatasetSpec}, peer, device;
+  std::size_t depth = 8;
+  int workers = 1, qps = 1;
+  bool serve = false;
+  std::uint16_t port = kDefaultPort;
+  long timeout_ms = 10000, idle_s = 120;
+};
+
+std::vector<rdma::TransportKind> choose_transports(const std::string& flag) {
+  std::vector<rdma::TransportKind> kinds;
+  if (flag.empty()) {
+    if (rdma::verbs_available()) return {rdma::TransportKind::verbs};
+    return {rdma::TransportKind::tcp, rdma::TransportKind::mem};
+  }
+  for (const std::string& t : harness::parse_list("--transport", flag)) kinds.push_back(rdma::parse_transport(t));
+  return kinds;
+}
+
+std::string case_name(rdma::TransportKind t, pipeline::Mode m, const std::string& codec, rdma::PagePolicy p,
+                      std::size_t chunk, const Flags& f, const std::string& dataset) {
+  std::string label = dataset;
+  std::replace(label.begin(), label.end(), '/', '_');
+  return fmt::format("pipeline/{}/{}/{}/pages:{}/chunk:{}/depth:{}/workers:{}/{}", rdma::transport_name(t),
+                     pipeline::mode_name(m), m == pipeline::Mode::raw ? "none" : codec, rdma::page_policy_name(p),
+                     chunk, f.depth, f.workers, label);
+}
+
+// Registers raw first, then every codec in serial and overlap, for each transport x pages x chunk x data set.
+void register_cases(harness::PipelineLinks& links, const Flags& f, const std::deque<datasets::Dataset>& data) {
+  std::vector<pipeline::Mode> modes;
+  for (const std::string& m : harness::parse_list("--modes", f.modes)) modes.push_back(pipeline::parse_mode(m));
+  // The uncompressed baseline joins every run, so each result reads as compressed / raw.
+  if (std::find(modes.begin(), modes.end(), pipeline::Mode::raw) == modes.end()) modes.insert(modes.begin(), pipeline::Mode::raw);
+  std::stable_partition(modes.begin(), modes.end(), [](pipeline::Mode m) { return m == pipeline::Mode::raw; });
+  const auto codec_specs = harness::parse_list("--codecs", f.codecs);
+  for (const std::string& spec : codec_specs) codecs::make_codec(spec);  // bad specs fail before any case runs
+  std::vector<rdma::PagePolicy> pages;
+  for (const std::string& p : harness::parse_list("--pages", f.pages)) pages.push_back(rdma::parse_page_policy(p));
+  std::vector<std::uint64_t> chunks;
+  try {
+    chunks = parse_size_list(f.chunks);
+  } catch (const Error& e) {
+    fail("--chunks: {}", e.what());
+  }
+
+  for (rdma::TransportKind transport : choose_transports(f.transports))
+    for (rdma::PagePolicy policy : pages)
+      for (std::uint64_t chunk : chunks)
+        for (const datasets::Dataset& dataset : data)
+          for (pipeline::Mode mode : modes)
+            for (const std::string& spec : codec_specs) {
+              if (mode == pipeline::Mode::raw && spec != codec_specs.front()) continue;  // one raw case
+              harness::PipelineCase c{&links, transport, policy,
+                                      pipeline::Config{mode, spec, chunk, f.depth, f.workers,
+                                                       std::chrono::milliseconds(f.timeout_ms)},
+                                      &dataset};
+              benchmark::RegisterBenchmark(case_name(transport, mode, spec, policy, chunk, f, dataset.spec).c_str(),
+                                           [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
+                  ->UseManualTime()
+                  ->Unit(benchmark::kMillisecond);
+            }
+}
+
+int run(int argc, char** argv, const Flags& f) {
+  if (f.depth == 0 || f.workers <= 0 || f.timeout_ms <= 0) fail("--depth, --workers and --timeout-ms must be positive");
+  if (f.serve) {
+    const auto kinds = choose_transports(f.transports);
+    if (kinds.size() != 1) fail("--serve takes exactly one --transport");
+    rdma::LinkOptions options;
+    options.qps = f.qps;
+    options.device = f.device;
+    options.timeout = std::chrono::milliseconds(f.timeout_ms);
+    const int served = harness::serve_pipelines(kinds.front(), options, f.port, std::chrono::seconds(f.idle_s));
+    fmt::print("bench_pipeline: served {} link(s), done\n", served);
+    return 0;
+  }
+  harness::PipelineLinks links;
+  links.timeout = std::chrono::milliseconds(f.timeout_ms);
+  links.qps = f.qps;
+  links.device = f.device;
+  if (!f.peer.empty()) std::tie(links.peer_host, links.peer_port) = rdma::parse_host_port(f.peer, kDefaultPort);
+
+  std::deque<datasets::Dataset> data;  // deque: cases point at its elements
+  for (const std::string& spec : harness::parse_list("--datasets", f.datasets)) data.push_back(datasets::load_dataset(spec));
+  for (const datasets::Dataset& d : data) {
+    benchmark::AddCustomContext("dataset:" + d.spec, d.description);
+    benchmark::AddCustomContext("dataset_sha256:" + d.spec, datasets::sha256_hex(d.bytes));
+  }
+  harness::add_host_context(argc, argv);
+  benchmark::AddCustomContext("link", links.peer_host ? fmt::format("two hosts, peer {}:{}", *links.peer_host, links.peer_port)
+                                                      : "loopback, both ends in this process");
+  register_cases(links, f, data);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  links.finish();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  CLI::App app{"bench_pipeline: end-to-end rate of original bytes through chunked compress -> transfer -> decompress.\n"
+               "Google Benchmark's --benchmark_* flags are accepted too."};
+  Flags f;
+  app.add_option("--transport", f.transports, "transports, comma-separated (default: verbs when a device exists, else tcp,mem)");
+  app.add_option("--modes", f.modes, "raw, serial, overlap (raw is always added)")->capture_default_str();
+  app.add_option("--codecs", f.codecs, "codec specs for serial and overlap")->capture_default_str();
+  app.add_option("--pages", f.pages, "page policies of both link buffers: 4k, thp, hugetlb")->capture_default_str();
+  app.add_option("--chunks", f.chunks, "chunk sizes")->capture_default_str();
+  app.add_option("--depth", f.depth, "slots on each side (writes in flight)")->capture_default_str();
+  app.add_option("--workers", f.workers, "compression threads and decompression threads")->capture_default_str();
+  app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
+  app.add_option("--qps", f.qps, "verbs queue pairs")->capture_default_str();
+  app.add_option("--device", f.device, "verbs device");
+  app.add_option("--timeout-ms", f.timeout_ms, "bound on every wait")->capture_default_str();
+  app.add_flag("--serve", f.serve, "receiving side of a two-host run");
+  app.add_option("--port", f.port, "port to serve on (0 = any)")->capture_default_str();
+  app.add_option("--idle-s", f.idle_s, "--serve gives up after this long without a sender")->capture_default_str();
+  app.add_option("--peer", f.peer, "sending side of a two-host run: HOST[:PORT] of the --serve side");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(argc, argv, f);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_pipeline: {}\n", e.what());
+    return 2;
+  }
+}

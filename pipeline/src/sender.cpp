@@ -1,0 +1,290 @@
+// The sending side: compression workers fill free slots, this thread writes finished slots to the
+// receiver and turns credits back into free slots. Only this thread touches the endpoint.
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include "wire.hpp"
+#include "work_queue.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::pipeline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// How long a wait for the next event blocks before the loop looks around again. Transports that can
+// block (tcp, mem) wake at once when an arrival comes, so this bounds latency only for missed cases.
+constexpr std::chrono::microseconds kWait{500};
+
+struct Finished {
+  std::size_t slot, index, bytes;  // bytes: header + frame
+};
+
+// The sender's view of one run: slots, credits and the link-busy clock.
+class SenderRun {
+ public:
+  SenderRun(rdma::Endpoint& endpoint, std::size_t data_bytes, const Config& config)
+      : endpoint_(endpoint), config_(config), data_bytes_(data_bytes),
+        chunks_(wire::chunk_count(data_bytes, config.chunk_bytes)), slots_at_(slots_offset(data_bytes)),
+        slot_bytes_(wire::slot_bytes(config)), last_progress_(Clock::now()), last_sample_(last_progress_) {
+    if (chunks_ > wire::kMaxValue) fail("pipeline: {} chunks is more than one run can count", chunks_);
+    if (slots_at_ + config.depth * slot_bytes_ > endpoint.buffer().bytes().size() ||
+        slots_at_ + config.depth * slot_bytes_ > endpoint.remote_buffer_bytes())
+      fail("pipeline: link buffers are smaller than the tensor plus {} slots", config.depth);
+  }
+
+  std::size_t chunks() const { return chunks_; }
+  std::size_t chunk_length(std::size_t index) const {
+    return std::min(config_.chunk_bytes, data_bytes_ - index * config_.chunk_bytes);
+  }
+  std::span<std::byte> slot(std::size_t s) const {
+    return endpoint_.buffer().bytes().subspan(slots_at_ + s * slot_bytes_, slot_bytes_);
+  }
+  std::span<const std::byte> chunk(std::size_t index) const {
+    return endpoint_.buffer().bytes().subspan(index * config_.chunk_bytes, chunk_length(index));
+  }
+
+  void post_slot(std::size_t s, std::size_t index, std::size_t bytes) {
+    endpoint_.post_write(slots_at_ + s * slot_bytes_, slots_at_ + s * slot_bytes_, bytes,
+                         wire::imm(wire::Kind::chunk, s, index));
+    wire_bytes_ += bytes;
+    ++posted_;
+    progress();
+  }
+  void post_raw(std::size_t s, std::size_t index) {
+    const std::size_t at = index * config_.chunk_bytes;
+    endpoint_.post_write(at, at, chunk_length(index), wire::imm(wire::Kind::chunk, s, index));
+    wire_bytes_ += chunk_length(index);
+    ++posted_;
+    progress();
+  }
+
+  // Handles whatever the receiver sent; returns the slots it freed. Throws on a receiver failure
+  // or when nothing has moved for the timeout (a slot that never comes back).
+  template <typename OnCredit>
+  bool pump(OnCredit&& on_credit, std::chrono::microseconds wait = kWait) {
+    sample_link();
+    bool any = false;
+    for (auto arrival = endpoint_.wait_arrival_for(wait); arrival; arrival = endpoint_.poll_arrival()) {
+      any = true;
+      progress();
+      switch (wire::kind_of(arrival->imm)) {
+        case wire::Kind::credit:
+          ++credits_;
+          on_credit(wire::slot_of(arrival->imm));
+          break;
+        case wire::Kind::finished:
+          decompress_busy_units_ = wire::value_of(arrival->imm);
+          finished_ = true;
+          break;
+        case wire::Kind::failed:
+          fail("pipeline: the receiver failed on chunk {} (its log says why)", wire::value_of(arrival->imm));
+        default:
+          fail("pipeline: unexpected message {:#x} from the receiver", arrival->imm);
+      }
+    }
+    if (Clock::now() - last_progress_ > config_.timeout)
+      fail("pipeline: nothing moved for {} ms ({} of {} credits back): a slot never came back",
+           config_.timeout.count(), credits_, chunks_);
+    return any;
+  }
+  bool done() const { return credits_ == chunks_ && finished_; }
+  std::size_t credits() const { return credits_; }
+  std::size_t posted() const { return posted_; }
+
+  Result result(Clock::time_point start, double compress_busy_seconds) {
+    Result r;
+    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    r.original_bytes = data_bytes_;
+    r.wire_bytes = wire_bytes_;
+    const double workers = config_.mode == Mode::overlap ? config_.workers : 1;
+    r.compress_busy = compress_busy_seconds / (r.seconds * workers);
+    r.link_busy = link_busy_seconds_ / r.seconds;
+    r.decompress_busy = decompress_busy_units_ * 1e-4 / (r.seconds * workers);
+    return r;
+  }
+
+ private:
+  void progress() { last_progress_ = Clock::now(); }
+  // Link busy: time between samples while a write was in flight at the earlier sample.
+  void sample_link() {
+    const auto now = Clock::now();
+    if (was_in_flight_) link_busy_seconds_ += std::chrono::duration<double>(now - last_sample_).count();
+    was_in_flight_ = endpoint_.in_flight() > 0;
+    last_sample_ = now;
+  }
+
+  rdma::Endpoint& endpoint_;
+  const Config& config_;
+  const std::size_t data_bytes_, chunks_, slots_at_, slot_bytes_;
+  std::size_t credits_ = 0, posted_ = 0, wire_bytes_ = 0, decompress_busy_units_ = 0;
+  bool finished_ = false, was_in_flight_ = false;
+  double link_busy_seconds_ = 0;
+  Clock::time_point last_progress_, last_sample_;
+};
+
+// Compresses chunk `index` into slot `s`: header, then frame. Returns header + frame bytes.
+std::size_t compress_into(codecs::Codec& codec, const SenderRun& run, std::size_t index, std::size_t s,
+                          std::uint32_t tag) {
+  const auto original = run.chunk(index);
+  const auto slot = run.slot(s);
+  const std::size_t frame = codec.compress(original, slot.subspan(wire::kChunkHeaderSize));
+  wire::write_header({static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(original.size()),
+                      static_cast<std::uint32_t>(frame), tag, wire::checksum(original)},
+                     slot);
+  return wire::kChunkHeaderSize + frame;
+}
+
+// raw and link-only runs: no codec, one writer, credits recycle slot numbers.
+Result run_raw(SenderRun& run, const Config& config, const std::vector<std::size_t>* wire_sizes) {
+  std::vector<std::size_t> free;
+  for (std::size_t s = config.depth; s-- > 0;) free.push_back(s);
+  const auto start = Clock::now();
+  for (std::size_t index = 0; index < run.chunks(); ++index) {
+    while (free.empty()) run.pump([&](std::size_t s) { free.push_back(s); });
+    const std::size_t s = free.back();
+    free.pop_back();
+    if (wire_sizes)
+      run.post_slot(s, index, (*wire_sizes)[index]);
+    else
+      run.post_raw(s, index);
+  }
+  while (!run.done()) run.pump([&](std::size_t s) { free.push_back(s); });
+  return run.result(start, 0);
+}
+
+Result run_serial(SenderRun& run, const Config& config) {
+  auto codec = codecs::make_codec(config.codec_spec);
+  const std::uint32_t tag = wire::codec_tag(config.codec_spec);
+  double busy = 0;
+  const auto start = Clock::now();
+  for (std::size_t index = 0; index < run.chunks(); ++index) {
+    const auto t0 = Clock::now();
+    const std::size_t bytes = compress_into(*codec, run, index, 0, tag);
+    busy += std::chrono::duration<double>(Clock::now() - t0).count();
+    run.post_slot(0, index, bytes);
+    while (run.credits() <= index) run.pump([](std::size_t) {});  // until the receiver is done with it
+  }
+  while (!run.done()) run.pump([](std::size_t) {});
+  return run.result(start, busy);
+}
+
+// One worker: this thread compresses the next chunk whenever a slot is free and otherwise waits
+// for credits. The transport sends asynchronously, so compression still overlaps the wire and
+// the receiver, without a thread hand-off (and its context switches) per chunk.
+Result run_overlap_inline(SenderRun& run, const Config& config) {
+  auto codec = codecs::make_codec(config.codec_spec);
+  const std::uint32_t tag = wire::codec_tag(config.codec_spec);
+  std::vector<std::size_t> free;
+  for (std::size_t s = config.depth; s-- > 0;) free.push_back(s);
+  auto on_credit = [&](std::size_t s) { free.push_back(s); };
+  double busy = 0;
+  const auto start = Clock::now();
+  for (std::size_t index = 0; !run.done();) {
+    if (index < run.chunks() && !free.empty()) {
+      const std::size_t s = free.back();
+      free.pop_back();
+      const auto t0 = Clock::now();
+      const std::size_t bytes = compress_into(*codec, run, index, s, tag);
+      busy += std::chrono::duration<double>(Clock::now() - t0).count();
+      run.post_slot(s, index++, bytes);
+      run.pump(on_credit, std::chrono::microseconds(0));
+    } else {
+      run.pump(on_credit);
+    }
+  }
+  return run.result(start, busy);
+}
+
+Result run_overlap(SenderRun& run, const Config& config) {
+  if (config.workers == 1) return run_overlap_inline(run, config);
+  WorkQueue<std::size_t> free;
+  WorkQueue<Finished> ready;
+  for (std::size_t s = 0; s < config.depth; ++s) free.push(s);
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::int64_t> busy_ns{0};
+  std::exception_ptr worker_error;
+  std::mutex error_mutex;
+  const std::uint32_t tag = wire::codec_tag(config.codec_spec);
+
+  auto work = [&] {
+    try {
+      auto codec = codecs::make_codec(config.codec_spec);
+      for (std::size_t index; (index = next.fetch_add(1)) < run.chunks();) {
+        std::optional<std::size_t> s;
+        while (!(s = free.pop(config.timeout)))
+          if (free.closed()) return;
+        const auto t0 = Clock::now();
+        const std::size_t bytes = compress_into(*codec, run, index, *s, tag);
+        busy_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+        ready.push({*s, index, bytes});
+      }
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!worker_error) worker_error = std::current_exception();
+      ready.close();
+    }
+  };
+
+  const auto start = Clock::now();
+  std::vector<std::jthread> workers;
+  // Closing the queues on every way out wakes the workers, so the joins below never hang.
+  struct CloseOnExit {
+    WorkQueue<std::size_t>& free;
+    WorkQueue<Finished>& ready;
+    ~CloseOnExit() { free.close(), ready.close(); }
+  };
+  for (int w = 0; w < config.workers; ++w) workers.emplace_back(work);
+  {
+    CloseOnExit closer{free, ready};
+    auto on_credit = [&](std::size_t s) { free.push(s); };
+    auto post = [&](const Finished& f) { run.post_slot(f.slot, f.index, f.bytes); };
+    while (!run.done()) {
+      // Block on what can come next: a credit when every slot is with the receiver (or all is
+      // sent), else a compressed slot from a worker.
+      const bool credits_only = run.posted() - run.credits() == config.depth || run.posted() == run.chunks();
+      if (credits_only) {
+        run.pump(on_credit);
+      } else if (auto finished = ready.pop(kWait)) {
+        post(*finished);
+      }
+      while (auto finished = ready.try_pop()) post(*finished);
+      run.pump(on_credit, std::chrono::microseconds(0));
+      std::lock_guard lock(error_mutex);
+      if (worker_error) std::rethrow_exception(worker_error);
+    }
+  }
+  workers.clear();
+  return run.result(start, static_cast<double>(busy_ns.load()) * 1e-9);
+}
+
+}  // namespace
+
+void start_case(rdma::Endpoint& sender, std::size_t data_bytes, const Config& config) {
+  if (config.depth == 0 || config.depth > wire::kMaxSlots) fail("pipeline: depth must be in [1, {}]", wire::kMaxSlots);
+  if (config.workers <= 0 || config.chunk_bytes == 0 || data_bytes == 0)
+    fail("pipeline: workers, chunk size and data size must be positive");
+  SenderRun run(sender, data_bytes, config);  // checks the buffers are big enough
+  // Staged in our slot 0, written to the receiver's offset 0: the one place it knows to look.
+  const std::size_t used = wire::write_case({config, data_bytes}, run.slot(0));
+  sender.post_write(slots_offset(data_bytes), 0, used, wire::imm(wire::Kind::start, 0, 0));
+  const rdma::Arrival reply = sender.wait_arrival();
+  if (wire::kind_of(reply.imm) != wire::Kind::ready)
+    fail("pipeline: the receiver refused the case (codec '{}'); its log says why", config.codec_spec);
+}
+
+void stop_serving(rdma::Endpoint& sender) {
+  sender.post_write(0, 0, 0, wire::imm(wire::Kind::stop, 0, 0));
+  sender.wait_in_flight_at_most(0);
+}
+
+Result run_once(rdma::Endpoint& sender, std::size_t data_bytes, const Config& config,
+                const std::vector<std::size_t>* wire_sizes) {
+  SenderRun run(sender, data_bytes, config);
+  if (config.mode == Mode::raw) return run_raw(run, config, wire_sizes);
+  if (config.mode == Mode::serial) return run_serial(run, config);
+  return run_overlap(run, config);
+}
+
+}  // namespace wirezip::pipeline

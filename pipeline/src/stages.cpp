@@ -1,0 +1,125 @@
+// Names, sizes, and each stage measured alone: the yardstick for overlap efficiency.
+#include <atomic>
+#include <thread>
+#include <utility>
+
+#include "wire.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/pipeline/serve_thread.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::pipeline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs body(chunk index, worker's codec) over every chunk with `workers` threads; returns seconds.
+template <typename Body>
+double run_workers(std::size_t chunks, int workers, const std::string& spec, Body&& body) {
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const auto start = Clock::now();
+  {
+    std::vector<std::jthread> threads;
+    for (int w = 0; w < workers; ++w)
+      threads.emplace_back([&] {
+        try {
+          auto codec = codecs::make_codec(spec);
+          for (std::size_t i; (i = next.fetch_add(1)) < chunks;) body(i, *codec);
+        } catch (...) {
+          std::lock_guard lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
+      });
+  }
+  if (error) std::rethrow_exception(error);
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+Mode parse_mode(std::string_view text) {
+  if (text == "raw") return Mode::raw;
+  if (text == "serial") return Mode::serial;
+  if (text == "overlap") return Mode::overlap;
+  fail("unknown mode '{}': valid forms are raw, serial, overlap", text);
+}
+
+std::string_view mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::raw: return "raw";
+    case Mode::serial: return "serial";
+    case Mode::overlap: return "overlap";
+  }
+  return "unknown";
+}
+
+std::size_t link_buffer_bytes(const Config& config, std::size_t data_bytes) {
+  return slots_offset(data_bytes) + config.depth * wire::slot_bytes(config);
+}
+
+StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> data, const Config& config) {
+  const std::size_t chunks = wire::chunk_count(data.size(), config.chunk_bytes);
+  auto chunk = [&](std::size_t i) { return data.subspan(i * config.chunk_bytes, std::min(config.chunk_bytes, data.size() - i * config.chunk_bytes)); };
+  const auto probe = codecs::make_codec(config.codec_spec);
+  std::vector<std::vector<std::byte>> frames(chunks);
+  for (std::size_t i = 0; i < chunks; ++i) frames[i].resize(probe->max_compressed_size(chunk(i).size()));
+  std::vector<std::size_t> sizes(chunks);
+
+  StageRates rates;
+  const double bytes = static_cast<double>(data.size());
+  rates.compress = bytes / run_workers(chunks, config.workers, config.codec_spec, [&](std::size_t i, codecs::Codec& c) {
+    sizes[i] = c.compress(chunk(i), frames[i]);
+  });
+  std::vector<std::byte> restored(data.size());
+  rates.decompress = bytes / run_workers(chunks, config.workers, config.codec_spec, [&](std::size_t i, codecs::Codec& c) {
+    c.decompress(std::span(frames[i]).first(sizes[i]), std::span(restored).subspan(i * config.chunk_bytes, chunk(i).size()));
+  });
+  if (!std::equal(restored.begin(), restored.end(), data.begin())) fail("pipeline: stage measurement round trip differs");
+
+  std::vector<std::size_t> wire_sizes(chunks);
+  std::size_t compressed = 0;
+  for (std::size_t i = 0; i < chunks; ++i) {
+    compressed += sizes[i];
+    wire_sizes[i] = wire::kChunkHeaderSize + sizes[i];
+  }
+  rates.ratio = bytes / static_cast<double>(compressed);
+  // The link alone, carrying exactly these compressed chunks; then the case is restored.
+  Config link_only = config;
+  link_only.mode = Mode::raw;
+  start_case(sender, data.size(), link_only);
+  rates.link = bytes / run_once(sender, data.size(), link_only, &wire_sizes).seconds;
+  start_case(sender, data.size(), config);
+  return rates;
+}
+
+ServeThread::ServeThread(rdma::Endpoint& sender, rdma::Endpoint& receiver) : sender_(sender) {
+  thread_ = std::jthread([this, &receiver] {
+    try {
+      serve(receiver);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  });
+}
+
+void ServeThread::stop() {
+  if (!thread_.joinable()) return;
+  try {
+    stop_serving(sender_);
+  } catch (...) {
+    // The receiver may be gone already (its failure is the error worth reporting).
+  }
+  thread_.join();
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+ServeThread::~ServeThread() {
+  try {
+    stop();
+  } catch (...) {
+  }
+}
+
+}  // namespace wirezip::pipeline

@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "../pipeline/src/wire.hpp"
+#include "wirezip/datasets/dataset.hpp"
+#include "wirezip/pipeline/pipeline.hpp"
+#include "wirezip/pipeline/serve_thread.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::pipeline {
+namespace {
+
+using namespace std::chrono_literals;
+
+// 3 MiB of weights plus an odd tail: not a multiple of any chunk or element width.
+std::vector<std::byte> test_data() {
+  auto bytes = datasets::load_dataset("synthetic:weights:size=3MiB:seed=9").bytes;
+  for (int i = 0; i < 1001; ++i) bytes.push_back(static_cast<std::byte>(i * 7));
+  return bytes;
+}
+
+struct Link {
+  rdma::LinkPair pair;
+  std::span<const std::byte> data;
+};
+
+rdma::LinkPair make_link(rdma::TransportKind kind, const Config& config, std::span<const std::byte> data) {
+  rdma::LinkOptions options;
+  options.buffer_bytes = link_buffer_bytes(config, data.size());
+  options.depth = config.depth;
+  options.timeout = config.timeout;
+  rdma::LinkPair link = rdma::connect_loopback(kind, options);
+  std::copy(data.begin(), data.end(), link.first->buffer().bytes().begin());
+  return link;
+}
+
+void expect_delivered(rdma::TransportKind kind, const Config& config) {
+  const auto data = test_data();
+  rdma::LinkPair link = make_link(kind, config, data);
+  ServeThread receiver(*link.first, *link.second);
+  start_case(*link.first, data.size(), config);
+  for (int run = 0; run < 2; ++run) {
+    const Result result = run_once(*link.first, data.size(), config);
+    EXPECT_EQ(result.original_bytes, data.size());
+    EXPECT_GT(result.seconds, 0);
+    const auto destination = link.second->buffer().bytes();
+    ASSERT_TRUE(std::equal(data.begin(), data.end(), destination.begin())) << "run " << run;
+    if (config.mode == Mode::raw)
+      EXPECT_EQ(result.wire_bytes, data.size());
+    else if (config.codec_spec.starts_with("bytegroup"))
+      EXPECT_LT(result.wire_bytes, data.size());  // weights compress once bytes are grouped
+    else
+      EXPECT_GT(result.wire_bytes, data.size());  // memcpy and plain lz4 only add framing
+  }
+  receiver.stop();  // rethrows anything the receiver hit
+}
+
+struct Case {
+  rdma::TransportKind kind;
+  Mode mode;
+  std::string codec;
+};
+
+class Delivery : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Delivery, ByteExactInEveryRun) {
+  const Case& c = GetParam();
+  expect_delivered(c.kind, Config{c.mode, c.codec, 256 << 10, 4, 2, 3000ms});
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (auto kind : {rdma::TransportKind::mem, rdma::TransportKind::tcp}) {
+    cases.push_back({kind, Mode::raw, "memcpy"});
+    for (auto mode : {Mode::serial, Mode::overlap})
+      for (const char* codec : {"memcpy", "lz4", "bytegroup+lz4", "bytegroup+huff"}) cases.push_back({kind, mode, codec});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Pipeline, Delivery, ::testing::ValuesIn(all_cases()), [](const auto& info) {
+  std::string name = std::string(rdma::transport_name(info.param.kind)) + "_" + std::string(mode_name(info.param.mode)) +
+                     "_" + info.param.codec;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+});
+
+TEST(Pipeline, DepthOneAndOneWorkerAndChunkLargerThanData) {
+  expect_delivered(rdma::TransportKind::mem, Config{Mode::overlap, "bytegroup+huff", 64 << 10, 1, 1, 3000ms});
+  expect_delivered(rdma::TransportKind::tcp, Config{Mode::overlap, "bytegroup+huff", 8 << 20, 2, 1, 3000ms});
+  expect_delivered(rdma::TransportKind::tcp, Config{Mode::raw, "memcpy", 100'000, 1, 1, 3000ms});
+}
+
+TEST(Pipeline, ASlotThatNeverComesBackIsATimeout) {
+  const auto data = test_data();
+  const Config config{Mode::raw, "memcpy", 256 << 10, 2, 1, 300ms};
+  rdma::LinkPair link = make_link(rdma::TransportKind::tcp, config, data);
+  // Nobody serves the receiving end: no credit ever comes back.
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run_once(*link.first, data.size(), config);
+    FAIL() << "a run without a receiver completed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("never came back"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST(Pipeline, AChunkThatFailsToDecompressEndsTheRunOnBothSides) {
+  const auto data = test_data();
+  const Config config{Mode::overlap, "bytegroup+huff", 256 << 10, 2, 1, 2000ms};
+  rdma::LinkPair link = make_link(rdma::TransportKind::mem, config, data);
+  ServeThread receiver(*link.first, *link.second);
+  start_case(*link.first, data.size(), config);
+  // A slot whose header is right but whose frame is garbage.
+  const std::size_t slot_at = slots_offset(data.size());
+  auto slot = link.first->buffer().bytes().subspan(slot_at, 4096);
+  std::fill(slot.begin(), slot.end(), std::byte{0x5a});
+  wire::write_header({0, 256 << 10, 1000, wire::codec_tag(config.codec_spec), 0}, slot);
+  link.first->post_write(slot_at, slot_at, 4096, wire::imm(wire::Kind::chunk, 0, 0));
+  const rdma::Arrival reply = link.first->wait_arrival();
+  EXPECT_EQ(wire::kind_of(reply.imm), wire::Kind::failed);
+  try {
+    receiver.stop();
+    FAIL() << "the receiver did not report the failure";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chunk 0 failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Pipeline, UnknownCodecIsRefusedUpFront) {
+  const auto data = test_data();
+  Config config{Mode::overlap, "bytegroup+huff", 256 << 10, 2, 1, 2000ms};
+  rdma::LinkPair link = make_link(rdma::TransportKind::mem, config, data);
+  ServeThread receiver(*link.first, *link.second);
+  config.codec_spec = "lz5";
+  EXPECT_THROW(start_case(*link.first, data.size(), config), Error);  // the sender rejects it itself
+  EXPECT_THROW(parse_mode("pipelined"), Error);
+}
+
+TEST(Pipeline, StagesAloneAreMeasured) {
+  const auto data = test_data();
+  const Config config{Mode::overlap, "bytegroup+huff", 256 << 10, 4, 1, 3000ms};
+  rdma::LinkPair link = make_link(rdma::TransportKind::mem, config, data);
+  ServeThread receiver(*link.first, *link.second);
+  start_case(*link.first, data.size(), config);
+  const StageRates rates = measure_stages(*link.first, data, config);
+  EXPECT_GT(rates.compress, 0);
+  EXPECT_GT(rates.decompress, 0);
+  EXPECT_GT(rates.link, 0);
+  EXPECT_GT(rates.ratio, 1.3);  // bf16 weights under the best codec
+  EXPECT_NO_THROW(run_once(*link.first, data.size(), config));  // the case was restored
+  receiver.stop();
+}
+
+}  // namespace
+}  // namespace wirezip::pipeline
