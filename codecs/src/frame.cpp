@@ -10,27 +10,13 @@
 #include <cstring>
 
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/little_endian.hpp"
 
 namespace wirezip::codecs {
 namespace {
 
 constexpr std::array<std::byte, 4> kMagic{std::byte{'W'}, std::byte{'Z'}, std::byte{'F'}, std::byte{'1'}};
 constexpr std::uint8_t kVersion = 1;
-
-// Frames are little-endian on every host; these helpers are the only place that knows.
-template <typename T>
-void store(std::span<std::byte> dst, std::size_t offset, T value) {
-  for (std::size_t i = 0; i < sizeof(T); ++i)
-    dst[offset + i] = static_cast<std::byte>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xff);
-}
-
-template <typename T>
-T load(std::span<const std::byte> src, std::size_t offset) {
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i)
-    value |= static_cast<std::uint64_t>(src[offset + i]) << (8 * i);
-  return static_cast<T>(value);
-}
 
 #if WIREZIP_XXH_DISPATCH
 // libxxhash's dispatched AVX-512 path returns with the upper vector state dirty (no vzeroupper),
@@ -49,15 +35,15 @@ void clear_upper_vector_state() {}
 
 void write_frame_header(const FrameHeader& header, std::span<std::byte> dst) {
   std::memcpy(dst.data(), kMagic.data(), kMagic.size());
-  store<std::uint8_t>(dst, 4, kVersion);
-  store<std::uint8_t>(dst, 5, static_cast<std::uint8_t>(header.coder));
-  store<std::uint8_t>(dst, 6, header.element_width);
-  store<std::uint8_t>(dst, 7, 0);
-  store<std::uint64_t>(dst, 8, header.original_size);
-  store<std::uint64_t>(dst, 16, header.checksum);
+  store_le<std::uint8_t>(dst, 4, kVersion);
+  store_le<std::uint8_t>(dst, 5, static_cast<std::uint8_t>(header.coder));
+  store_le<std::uint8_t>(dst, 6, header.element_width);
+  store_le<std::uint8_t>(dst, 7, 0);
+  store_le<std::uint64_t>(dst, 8, header.original_size);
+  store_le<std::uint64_t>(dst, 16, header.checksum);
   for (std::size_t k = 0; k < header.element_width; ++k) {
-    store<std::uint8_t>(dst, 24 + 5 * k, static_cast<std::uint8_t>(header.planes[k].mode));
-    store<std::uint32_t>(dst, 25 + 5 * k, header.planes[k].stored_size);
+    store_le<std::uint8_t>(dst, 24 + 5 * k, static_cast<std::uint8_t>(header.planes[k].mode));
+    store_le<std::uint32_t>(dst, 25 + 5 * k, header.planes[k].stored_size);
   }
 }
 
@@ -66,28 +52,28 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
     fail("corrupt frame: {} bytes is shorter than the smallest header ({})", frame.size(),
          FrameHeader::header_size(1));
   if (std::memcmp(frame.data(), kMagic.data(), kMagic.size()) != 0) fail("corrupt frame: bad magic");
-  if (auto version = load<std::uint8_t>(frame, 4); version != kVersion)
+  if (auto version = load_le<std::uint8_t>(frame, 4); version != kVersion)
     fail("corrupt frame: version {} (this build reads {})", version, kVersion);
   FrameHeader header;
-  auto coder = load<std::uint8_t>(frame, 5);
+  auto coder = load_le<std::uint8_t>(frame, 5);
   if (coder > static_cast<std::uint8_t>(CoderId::igzip)) fail("corrupt frame: unknown coder id {}", coder);
   header.coder = static_cast<CoderId>(coder);
-  header.element_width = load<std::uint8_t>(frame, 6);
+  header.element_width = load_le<std::uint8_t>(frame, 6);
   if (header.element_width == 0 || header.element_width > kMaxElementWidth)
     fail("corrupt frame: element width {} (1..{})", header.element_width, kMaxElementWidth);
-  if (load<std::uint8_t>(frame, 7) != 0) fail("corrupt frame: unknown flags");
+  if (load_le<std::uint8_t>(frame, 7) != 0) fail("corrupt frame: unknown flags");
   if (frame.size() < header.encoded_size())
     fail("truncated frame: {} bytes, header alone needs {}", frame.size(), header.encoded_size());
-  header.original_size = load<std::uint64_t>(frame, 8);
-  header.checksum = load<std::uint64_t>(frame, 16);
+  header.original_size = load_le<std::uint64_t>(frame, 8);
+  header.checksum = load_le<std::uint64_t>(frame, 16);
 
   std::uint64_t total = header.encoded_size() + header.tail_size();
   for (std::size_t k = 0; k < header.element_width; ++k) {
     PlaneEntry& plane = header.planes[k];
-    auto mode = load<std::uint8_t>(frame, 24 + 5 * k);
+    auto mode = load_le<std::uint8_t>(frame, 24 + 5 * k);
     if (mode > static_cast<std::uint8_t>(PlaneMode::coded)) fail("corrupt frame: plane {} has mode {}", k, mode);
     plane.mode = static_cast<PlaneMode>(mode);
-    plane.stored_size = load<std::uint32_t>(frame, 25 + 5 * k);
+    plane.stored_size = load_le<std::uint32_t>(frame, 25 + 5 * k);
     if (plane.mode == PlaneMode::raw && plane.stored_size != header.plane_size())
       fail("corrupt frame: raw plane {} stores {} bytes, expected {}", k, plane.stored_size, header.plane_size());
     if (plane.mode == PlaneMode::coded && header.coder == CoderId::raw)

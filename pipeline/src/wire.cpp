@@ -7,22 +7,13 @@
 
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/little_endian.hpp"
 
 namespace wirezip::pipeline::wire {
 namespace {
 
 constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 constexpr std::uint32_t kCaseMagic = 0x45534143;   // "CASE"
-
-void put(std::span<std::byte> out, std::size_t at, std::uint64_t value, std::size_t bytes) {
-  for (std::size_t i = 0; i < bytes; ++i) out[at + i] = static_cast<std::byte>((value >> (8 * i)) & 0xff);
-}
-
-std::uint64_t get(std::span<const std::byte> in, std::size_t at, std::size_t bytes) {
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < bytes; ++i) value |= static_cast<std::uint64_t>(in[at + i]) << (8 * i);
-  return value;
-}
 
 }  // namespace
 
@@ -36,18 +27,18 @@ std::size_t slot_of(std::uint32_t imm) { return (imm >> 21) & (kMaxSlots - 1); }
 std::size_t value_of(std::uint32_t imm) { return imm & kMaxValue; }
 
 void write_header(const ChunkHeader& header, std::span<std::byte> out) {
-  put(out, 0, kChunkMagic, 4);
-  put(out, 4, header.index, 4);
-  put(out, 8, header.original_bytes, 4);
-  put(out, 12, header.compressed_bytes, 4);
-  put(out, 16, header.codec_tag, 4);
-  put(out, 24, header.checksum, 8);
+  store_le<std::uint32_t>(out, 0, kChunkMagic);
+  store_le<std::uint32_t>(out, 4, header.index);
+  store_le<std::uint32_t>(out, 8, header.original_bytes);
+  store_le<std::uint32_t>(out, 12, header.compressed_bytes);
+  store_le<std::uint32_t>(out, 16, header.codec_tag);
+  store_le<std::uint64_t>(out, 24, header.checksum);
 }
 
 ChunkHeader read_header(std::span<const std::byte> in) {
-  if (in.size() < kChunkHeaderSize || get(in, 0, 4) != kChunkMagic) fail("pipeline: slot holds no chunk header");
-  return {static_cast<std::uint32_t>(get(in, 4, 4)), static_cast<std::uint32_t>(get(in, 8, 4)),
-          static_cast<std::uint32_t>(get(in, 12, 4)), static_cast<std::uint32_t>(get(in, 16, 4)), get(in, 24, 8)};
+  if (in.size() < kChunkHeaderSize || load_le<std::uint32_t>(in, 0) != kChunkMagic) fail("pipeline: slot holds no chunk header");
+  return {load_le<std::uint32_t>(in, 4), load_le<std::uint32_t>(in, 8),
+          load_le<std::uint32_t>(in, 12), load_le<std::uint32_t>(in, 16), load_le<std::uint64_t>(in, 24)};
 }
 
 std::uint32_t codec_tag(std::string_view spec) { return static_cast<std::uint32_t>(XXH3_64bits(spec.data(), spec.size())); }
@@ -58,31 +49,31 @@ std::size_t write_case(const CaseRecord& record, std::span<std::byte> out) {
   const Config& c = record.config;
   const std::size_t used = 48 + c.codec_spec.size();
   if (used > kCaseRecordMax || out.size() < used) fail("pipeline: codec spec too long for the case record");
-  put(out, 0, kCaseMagic, 4);
-  put(out, 4, static_cast<std::uint64_t>(c.mode), 4);
-  put(out, 8, c.chunk_bytes, 8);
-  put(out, 16, c.depth, 8);
-  put(out, 24, static_cast<std::uint64_t>(c.workers), 4);
-  put(out, 28, static_cast<std::uint64_t>(c.timeout.count()), 8);
-  put(out, 36, record.data_bytes, 8);
-  put(out, 44, c.codec_spec.size(), 4);
+  store_le<std::uint32_t>(out, 0, kCaseMagic);
+  store_le<std::uint32_t>(out, 4, static_cast<std::uint64_t>(c.mode));
+  store_le<std::uint64_t>(out, 8, c.chunk_bytes);
+  store_le<std::uint64_t>(out, 16, c.depth);
+  store_le<std::uint32_t>(out, 24, static_cast<std::uint64_t>(c.workers));
+  store_le<std::uint64_t>(out, 28, static_cast<std::uint64_t>(c.timeout.count()));
+  store_le<std::uint64_t>(out, 36, record.data_bytes);
+  store_le<std::uint32_t>(out, 44, c.codec_spec.size());
   std::memcpy(out.data() + 48, c.codec_spec.data(), c.codec_spec.size());
   return used;
 }
 
 CaseRecord read_case(std::span<const std::byte> in) {
-  if (in.size() < 48 || get(in, 0, 4) != kCaseMagic) fail("pipeline: bad case record from the sender");
+  if (in.size() < 48 || load_le<std::uint32_t>(in, 0) != kCaseMagic) fail("pipeline: bad case record from the sender");
   CaseRecord record;
   Config& c = record.config;
-  const auto mode = get(in, 4, 4);
+  const auto mode = load_le<std::uint32_t>(in, 4);
   if (mode > static_cast<std::uint64_t>(Mode::overlap)) fail("pipeline: unknown mode {} in the case record", mode);
   c.mode = static_cast<Mode>(mode);
-  c.chunk_bytes = get(in, 8, 8);
-  c.depth = get(in, 16, 8);
-  c.workers = static_cast<int>(get(in, 24, 4));
-  c.timeout = std::chrono::milliseconds(get(in, 28, 8));
-  record.data_bytes = get(in, 36, 8);
-  const std::size_t spec_size = get(in, 44, 4);
+  c.chunk_bytes = load_le<std::uint64_t>(in, 8);
+  c.depth = load_le<std::uint64_t>(in, 16);
+  c.workers = static_cast<int>(load_le<std::uint32_t>(in, 24));
+  c.timeout = std::chrono::milliseconds(load_le<std::uint64_t>(in, 28));
+  record.data_bytes = load_le<std::uint64_t>(in, 36);
+  const std::size_t spec_size = load_le<std::uint32_t>(in, 44);
   if (48 + spec_size > std::min(in.size(), kCaseRecordMax)) fail("pipeline: truncated case record");
   c.codec_spec.assign(reinterpret_cast<const char*>(in.data()) + 48, spec_size);
   if (c.chunk_bytes == 0 || c.depth == 0 || c.depth > kMaxSlots || c.workers <= 0)

@@ -4,6 +4,11 @@
 
 namespace wirezip::rdma {
 
+void check_range(std::string_view link, const char* side, std::size_t offset, std::size_t length, std::size_t size) {
+  if (offset > size || length > size - offset)
+    fail("{}: {} range [{}, +{}) is outside the {}-byte buffer", link, side, offset, length, size);
+}
+
 template <typename Ready>
 void LinkState::wait(std::unique_lock<std::mutex>& lock, const char* what, Ready ready) {
   const bool done = changed_.wait_for(lock, timeout_, [&] { return failure_ || ready(); });
@@ -55,19 +60,17 @@ Arrival LinkState::wait_arrival() {
 std::optional<Arrival> LinkState::wait_arrival_for(std::chrono::microseconds wait) {
   std::unique_lock lock(mutex_);
   changed_.wait_for(lock, wait, [&] { return failure_ || !arrivals_.empty(); });
-  if (arrivals_.empty()) {
-    check_locked();
-    return std::nullopt;
-  }
-  Arrival arrival = arrivals_.front();
-  arrivals_.pop_front();
-  return arrival;
+  return pop_locked();
 }
 
 std::optional<Arrival> LinkState::poll_arrival() {
   std::lock_guard lock(mutex_);
+  return pop_locked();
+}
+
+std::optional<Arrival> LinkState::pop_locked() {
   if (arrivals_.empty()) {
-    check_locked();
+    check_locked();  // nothing queued: a failed link says so
     return std::nullopt;
   }
   Arrival arrival = arrivals_.front();

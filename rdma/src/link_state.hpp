@@ -14,6 +14,9 @@
 
 namespace wirezip::rdma {
 
+// Throws unless [offset, offset + length) lies inside a buffer of `size` bytes.
+void check_range(std::string_view link, const char* side, std::size_t offset, std::size_t length, std::size_t size);
+
 class LinkState {
  public:
   LinkState(std::string name, std::chrono::milliseconds timeout) : name_(std::move(name)), timeout_(timeout) {}
@@ -36,6 +39,7 @@ class LinkState {
 
  private:
   void check_locked() const;
+  std::optional<Arrival> pop_locked();
   // Waits for `ready` under the lock; throws on failure or timeout, naming `what`.
   template <typename Ready>
   void wait(std::unique_lock<std::mutex>& lock, const char* what, Ready ready);

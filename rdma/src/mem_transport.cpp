@@ -104,8 +104,7 @@ class MemEndpoint final : public Endpoint {
 
  private:
   static void check_range(const char* side, std::size_t offset, std::size_t length, std::size_t size) {
-    if (offset > size || length > size - offset)
-      fail("mem link: {} range [{}, +{}) is outside the {}-byte buffer", side, offset, length, size);
+    rdma::check_range("mem link", side, offset, length, size);
   }
   LinkState& state() const { return link_->states[side_]; }
   const PageBuffer& peer_buffer() const { return link_->buffers[1 - side_]; }

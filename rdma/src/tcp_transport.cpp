@@ -9,6 +9,7 @@
 #include "protocol.hpp"
 #include "tcp_socket.hpp"
 #include "transports.hpp"
+#include "wirezip/util/little_endian.hpp"
 
 namespace wirezip::rdma::tcp {
 namespace {
@@ -26,23 +27,16 @@ struct Header {
 
 std::array<std::byte, kHeaderSize> encode(const Header& h) {
   std::array<std::byte, kHeaderSize> out{};
-  auto put = [&](std::size_t at, std::uint64_t value, std::size_t bytes) {
-    for (std::size_t i = 0; i < bytes; ++i) out[at + i] = static_cast<std::byte>((value >> (8 * i)) & 0xff);
-  };
-  put(0, static_cast<std::uint8_t>(h.type), 1);
-  put(4, h.imm, 4);
-  put(8, h.offset, 8);
-  put(16, h.length, 8);
+  store_le<std::uint8_t>(out, 0, static_cast<std::uint8_t>(h.type));
+  store_le<std::uint32_t>(out, 4, h.imm);
+  store_le<std::uint64_t>(out, 8, h.offset);
+  store_le<std::uint64_t>(out, 16, h.length);
   return out;
 }
 
 Header decode(const std::array<std::byte, kHeaderSize>& in) {
-  auto get = [&](std::size_t at, std::size_t bytes) {
-    std::uint64_t value = 0;
-    for (std::size_t i = 0; i < bytes; ++i) value |= static_cast<std::uint64_t>(in[at + i]) << (8 * i);
-    return value;
-  };
-  return {static_cast<Frame>(get(0, 1)), static_cast<std::uint32_t>(get(4, 4)), get(8, 8), get(16, 8)};
+  return {static_cast<Frame>(load_le<std::uint8_t>(in, 0)), load_le<std::uint32_t>(in, 4),
+          load_le<std::uint64_t>(in, 8), load_le<std::uint64_t>(in, 16)};
 }
 
 struct Outgoing {
@@ -96,8 +90,7 @@ class TcpEndpoint final : public Endpoint {
 };
 
 void check_range(const char* side, std::size_t offset, std::size_t length, std::size_t size) {
-  if (offset > size || length > size - offset)
-    fail("tcp link: {} range [{}, +{}) is outside the {}-byte buffer", side, offset, length, size);
+  rdma::check_range("tcp link", side, offset, length, size);
 }
 
 TcpEndpoint::TcpEndpoint(Socket socket, PageBuffer buffer, const protocol::Welcome& peer, const LinkOptions& options)

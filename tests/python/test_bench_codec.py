@@ -7,8 +7,9 @@ import subprocess
 import tempfile
 import unittest
 
-BIN = os.environ.get("WIREZIP_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
-BENCH = os.path.join(BIN, "bench_codec")
+from bench_process import binary, one_line_error
+
+BENCH = binary("bench_codec")
 DATASET = "synthetic:weights:size=2MiB:seed=1"
 
 
@@ -70,18 +71,11 @@ class BenchCodecJson(unittest.TestCase):
 
 
 class BenchCodecErrors(unittest.TestCase):
-    def check_one_line_error(self, *args, expect):
-        result = run(*args, check=False)
-        self.assertNotEqual(result.returncode, 0)
-        lines = result.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 1, result.stderr)
-        self.assertIn(expect, lines[0])
-
     def test_bad_inputs(self):
-        self.check_one_line_error("--codecs=lz5", expect="valid forms")
-        self.check_one_line_error("--chunks=12XB", expect="bad size")
-        self.check_one_line_error("--datasets=file:/nonexistent/x.bin", expect="/nonexistent/x.bin")
-        self.check_one_line_error("--threads=0", expect="--threads")
+        one_line_error(self, BENCH, ["--codecs=lz5"], "valid forms")
+        one_line_error(self, BENCH, ["--chunks=12XB"], "bad size")
+        one_line_error(self, BENCH, ["--datasets=file:/nonexistent/x.bin"], "/nonexistent/x.bin")
+        one_line_error(self, BENCH, ["--threads=0"], "--threads")
 
     def test_uneven_thread_split_is_refused_not_overstated(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,50 +1,20 @@
 """bench_pipeline's interfaces, its two-process mode and its failure handling, on tcp and mem.
 Checks outcomes (names, counters, verification, errors), never timings."""
 import json
-import os
-import re
 import subprocess
-import tempfile
 import time
 import unittest
 
-BIN = os.environ.get("WIREZIP_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
-BENCH = os.path.join(BIN, "bench_pipeline")
+from bench_process import binary, one_line_error, run_json, start_server, stop
+
+BENCH = binary("bench_pipeline")
 DATA = "synthetic:weights:size=4MiB:seed=2"
 QUICK = [f"--datasets={DATA}", "--chunks=256KiB", "--benchmark_min_time=0.01", "--timeout-ms=3000"]
 
 
-def run_json(*args, timeout=180):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "pipeline.json")
-        result = subprocess.run([BENCH, *args, f"--benchmark_out={out}", "--benchmark_out_format=json"],
-                                capture_output=True, text=True, timeout=timeout)
-        with open(out) as f:
-            return result, json.load(f)
-
-
-def stop(process):
-    process.kill()
-    process.wait()
-    for stream in (process.stdout, process.stderr):
-        if stream:
-            stream.close()
-
-
-def start_server(*args):
-    server = subprocess.Popen([BENCH, "--serve", "--port=0", "--idle-s=20", *args],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = server.stdout.readline()
-    match = re.search(r"serving \w+ on port (\d+)", line)
-    if not match:
-        stop(server)
-        raise AssertionError(f"server did not announce its port: {line!r}")
-    return server, int(match[1])
-
-
 class Loopback(unittest.TestCase):
     def test_every_mode_on_tcp_and_mem_is_verified_with_its_counters(self):
-        result, report = run_json("--transport=tcp,mem", "--modes=serial,overlap",
+        result, report = run_json(BENCH, "--transport=tcp,mem", "--modes=serial,overlap",
                                   "--codecs=bytegroup+huff,bytegroup+lz4", *QUICK)
         self.assertEqual(result.returncode, 0, result.stderr)
         names = [case["name"] for case in report["benchmarks"]]
@@ -69,7 +39,7 @@ class Loopback(unittest.TestCase):
                     self.assertGreater(case[counter], 0, counter)
 
     def test_odd_sizes_depth_one_and_two_workers(self):
-        result, report = run_json("--transport=mem", "--modes=overlap", "--depth=1", "--workers=2",
+        result, report = run_json(BENCH, "--transport=mem", "--modes=overlap", "--depth=1", "--workers=2",
                                   "--datasets=synthetic:activations:size=1000002", "--chunks=300000",
                                   "--benchmark_min_time=0.01")
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -81,18 +51,14 @@ class Loopback(unittest.TestCase):
         for args, expect in [(["--modes=pipelined"], "unknown mode"), (["--codecs=lz5"], "valid forms"),
                              (["--transport=udp"], "unknown transport"), (["--chunks=0x"], "bad size"),
                              (["--datasets=file:/nonexistent.bin"], "/nonexistent.bin")]:
-            result = subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=60)
-            self.assertNotEqual(result.returncode, 0)
-            lines = result.stderr.strip().splitlines()
-            self.assertEqual(len(lines), 1, result.stderr)
-            self.assertIn(expect, lines[0])
+            one_line_error(self, BENCH, args, expect)
 
 
 class TwoProcesses(unittest.TestCase):
     def test_serve_and_peer_on_localhost(self):
-        server, port = start_server("--transport=tcp")
+        server, port = start_server(BENCH, "--transport=tcp")
         try:
-            result, report = run_json("--transport=tcp", f"--peer=127.0.0.1:{port}", "--modes=overlap", *QUICK)
+            result, report = run_json(BENCH, "--transport=tcp", f"--peer=127.0.0.1:{port}", "--modes=overlap", *QUICK)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("two hosts", report["context"]["link"])
             self.assertEqual(len(report["benchmarks"]), 2)  # raw + overlap
@@ -104,7 +70,7 @@ class TwoProcesses(unittest.TestCase):
             stop(server)
 
     def test_receiver_killed_mid_transfer_fails_the_case_in_time(self):
-        server, port = start_server("--transport=tcp")
+        server, port = start_server(BENCH, "--transport=tcp")
         client = subprocess.Popen([BENCH, "--transport=tcp", f"--peer=127.0.0.1:{port}", "--modes=overlap",
                                    "--datasets=synthetic:weights:size=32MiB", "--benchmark_min_time=5",
                                    "--timeout-ms=3000", "--benchmark_format=json"],

@@ -2,14 +2,13 @@
 plus the verbs no-device report. Checks outcomes, never timings."""
 import json
 import os
-import re
 import subprocess
-import tempfile
 import time
 import unittest
 
-BIN = os.environ.get("WIREZIP_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
-BENCH = os.path.join(BIN, "bench_rdma")
+from bench_process import binary, one_line_error, run_json, start_server, stop
+
+BENCH = binary("bench_rdma")
 QUICK = ["--sizes=64KiB,1MiB", "--buffer=8MiB", "--benchmark_min_time=0.01", "--timeout-ms=3000"]
 
 
@@ -17,38 +16,10 @@ def has_verbs_device():
     return os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
 
 
-def run_json(*args, timeout=120):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "rdma.json")
-        result = subprocess.run([BENCH, *args, f"--benchmark_out={out}", "--benchmark_out_format=json"],
-                                capture_output=True, text=True, timeout=timeout)
-        with open(out) as f:
-            return result, json.load(f)
-
-
-def stop(process):
-    process.kill()
-    process.wait()
-    for stream in (process.stdout, process.stderr):
-        if stream:
-            stream.close()
-
-
-def start_server(*args):
-    server = subprocess.Popen([BENCH, "--serve", "--port=0", "--idle-s=20", *args],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = server.stdout.readline()
-    match = re.search(r"serving \w+ on port (\d+)", line)
-    if not match:
-        server.kill()
-        raise AssertionError(f"server did not announce its port: {line!r} {server.stderr.read()}")
-    return server, int(match[1])
-
-
 class Loopback(unittest.TestCase):
     def test_tcp_and_mem_cases_names_counters_backing(self):
         for transport in ["tcp", "mem"]:
-            result, report = run_json(f"--transport={transport}", "--pages=4k,thp", *QUICK)
+            result, report = run_json(BENCH, f"--transport={transport}", "--pages=4k,thp", *QUICK)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertEqual(report["context"]["transport"], transport)
             names = [b["name"] for b in report["benchmarks"]]
@@ -65,7 +36,7 @@ class Loopback(unittest.TestCase):
                     self.assertGreater(case["huge_fraction"], 0.5)  # measured: THP is in madvise mode here
 
     def test_default_transport_is_recorded_with_its_reason(self):
-        result, report = run_json("--pages=4k", "--sizes=64KiB", "--buffer=4MiB", "--benchmark_min_time=0.01")
+        result, report = run_json(BENCH, "--pages=4k", "--sizes=64KiB", "--buffer=4MiB", "--benchmark_min_time=0.01")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("transport_choice", report["context"])
         if not has_verbs_device():
@@ -73,7 +44,7 @@ class Loopback(unittest.TestCase):
 
     @unittest.skipIf(has_verbs_device(), "this host has an RDMA device")
     def test_verbs_without_a_device_is_a_reported_skip_not_zeros(self):
-        result, report = run_json("--transport=verbs", "--pages=4k", "--sizes=64KiB", "--benchmark_min_time=0.01")
+        result, report = run_json(BENCH, "--transport=verbs", "--pages=4k", "--sizes=64KiB", "--benchmark_min_time=0.01")
         self.assertEqual(result.returncode, 0, result.stderr)
         reason = "no RDMA device found (ibv_get_device_list returned 0); use --transport=tcp or mem"
         self.assertIn(reason, result.stderr)
@@ -87,18 +58,14 @@ class Loopback(unittest.TestCase):
     def test_bad_inputs_are_one_line_errors(self):
         for args, expect in [(["--transport=udp"], "unknown transport"), (["--pages=2m"], "unknown page policy"),
                              (["--sizes=1XB"], "bad size"), (["--peer=127.0.0.1:0"], "bad peer address")]:
-            result = subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=60)
-            self.assertNotEqual(result.returncode, 0)
-            lines = result.stderr.strip().splitlines()
-            self.assertEqual(len(lines), 1, result.stderr)
-            self.assertIn(expect, lines[0])
+            one_line_error(self, BENCH, args, expect)
 
 
 class TwoProcesses(unittest.TestCase):
     def test_serve_and_peer_on_localhost(self):
-        server, port = start_server("--transport=tcp")
+        server, port = start_server(BENCH, "--transport=tcp")
         try:
-            result, report = run_json("--transport=tcp", f"--peer=127.0.0.1:{port}", "--pages=4k,thp", *QUICK)
+            result, report = run_json(BENCH, "--transport=tcp", f"--peer=127.0.0.1:{port}", "--pages=4k,thp", *QUICK)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("two hosts", report["context"]["link"])
             for case in report["benchmarks"]:
@@ -119,7 +86,7 @@ class TwoProcesses(unittest.TestCase):
         self.assertIn("refused", result.stdout + result.stderr)
 
     def test_server_killed_mid_transfer_fails_the_case_in_time(self):
-        server, port = start_server("--transport=tcp")
+        server, port = start_server(BENCH, "--transport=tcp")
         client = subprocess.Popen([BENCH, "--transport=tcp", f"--peer=127.0.0.1:{port}", "--pages=4k",
                                    "--sizes=1MiB", "--buffer=64MiB", "--benchmark_min_time=5", "--timeout-ms=3000",
                                    "--benchmark_format=json"],
