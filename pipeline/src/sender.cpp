@@ -27,7 +27,8 @@ class SenderRun {
   SenderRun(rdma::Endpoint& endpoint, std::size_t data_bytes, const Config& config)
       : endpoint_(endpoint), config_(config), data_bytes_(data_bytes),
         chunks_(wire::chunk_count(data_bytes, config.chunk_bytes)), slots_at_(slots_offset(data_bytes)),
-        slot_bytes_(wire::slot_bytes(config)), last_progress_(Clock::now()), last_sample_(last_progress_) {
+        slot_bytes_(wire::slot_bytes(config)), last_progress_(Clock::now()), last_sample_(last_progress_),
+        busy_at_start_(endpoint.busy_seconds()) {
     if (chunks_ > wire::kMaxValue) fail("pipeline: {} chunks is more than one run can count", chunks_);
     if (slots_at_ + config.depth * slot_bytes_ > endpoint.buffer().bytes().size() ||
         slots_at_ + config.depth * slot_bytes_ > endpoint.remote_buffer_bytes())
@@ -100,14 +101,17 @@ class SenderRun {
     r.wire_bytes = wire_bytes_;
     const double workers = config_.mode == Mode::overlap ? config_.workers : 1;
     r.compress_busy = compress_busy_seconds / (r.seconds * workers);
-    r.link_busy = link_busy_seconds_ / r.seconds;
+    // Exact where the transport tracks it; else the sender's samples between its own waits.
+    const auto busy_now = endpoint_.busy_seconds();
+    r.link_busy = (busy_now && busy_at_start_ ? *busy_now - *busy_at_start_ : link_busy_seconds_) / r.seconds;
     r.decompress_busy = decompress_busy_units_ * 1e-4 / (r.seconds * workers);
     return r;
   }
 
  private:
   void progress() { last_progress_ = Clock::now(); }
-  // Link busy: time between samples while a write was in flight at the earlier sample.
+  // Link busy, where the transport cannot say: time between samples while a write was in flight
+  // at the earlier sample.
   void sample_link() {
     const auto now = Clock::now();
     if (was_in_flight_) link_busy_seconds_ += std::chrono::duration<double>(now - last_sample_).count();
@@ -122,6 +126,7 @@ class SenderRun {
   bool finished_ = false, was_in_flight_ = false;
   double link_busy_seconds_ = 0;
   Clock::time_point last_progress_, last_sample_;
+  const std::optional<double> busy_at_start_;
 };
 
 // Compresses chunk `index` into slot `s`: header, then frame. Returns header + frame bytes.

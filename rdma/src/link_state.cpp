@@ -19,15 +19,25 @@ void LinkState::wait(std::unique_lock<std::mutex>& lock, const char* what, Ready
 void LinkState::add_in_flight() {
   std::lock_guard lock(mutex_);
   check_locked();
-  ++in_flight_;
+  if (in_flight_++ == 0) busy_since_ = std::chrono::steady_clock::now();
 }
 
 void LinkState::complete_writes(std::size_t count) {
   {
     std::lock_guard lock(mutex_);
+    const std::size_t before = in_flight_;
     in_flight_ -= std::min(count, in_flight_);
+    if (before > 0 && in_flight_ == 0)
+      busy_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy_since_).count();
   }
   changed_.notify_all();
+}
+
+double LinkState::busy_seconds() const {
+  std::lock_guard lock(mutex_);
+  double busy = busy_seconds_;
+  if (in_flight_ > 0) busy += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy_since_).count();
+  return busy;
 }
 
 std::size_t LinkState::in_flight() const {

@@ -22,6 +22,7 @@ class LinkState {
   LinkState(std::string name, std::chrono::milliseconds timeout) : name_(std::move(name)), timeout_(timeout) {}
 
   void add_in_flight();
+  double busy_seconds() const;  // time with in_flight > 0, the current stretch included
   void complete_writes(std::size_t count);
   std::size_t in_flight() const;
   void wait_in_flight_at_most(std::size_t count);
@@ -49,6 +50,8 @@ class LinkState {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::size_t in_flight_ = 0;
+  std::chrono::steady_clock::time_point busy_since_;
+  double busy_seconds_ = 0;
   std::deque<Arrival> arrivals_;
   std::optional<std::string> failure_;
 };

@@ -89,6 +89,7 @@ class MemEndpoint final : public Endpoint {
                                     imm ? std::optional(Arrival{*imm, remote_offset, length}) : std::nullopt});
   }
   std::size_t in_flight() const override { return state().in_flight(); }
+  std::optional<double> busy_seconds() const override { return state().busy_seconds(); }
   void wait_in_flight_at_most(std::size_t count) override { state().wait_in_flight_at_most(count); }
   Arrival wait_arrival() override { return state().wait_arrival(); }
   std::optional<Arrival> poll_arrival() override { return state().poll_arrival(); }

@@ -56,6 +56,7 @@ class TcpEndpoint final : public Endpoint {
   void post_write(std::size_t local_offset, std::size_t remote_offset, std::size_t length,
                   std::optional<std::uint32_t> imm) override;
   std::size_t in_flight() const override { return state_.in_flight(); }
+  std::optional<double> busy_seconds() const override { return state_.busy_seconds(); }
   void wait_in_flight_at_most(std::size_t count) override { state_.wait_in_flight_at_most(count); }
   Arrival wait_arrival() override { return state_.wait_arrival(); }
   std::optional<Arrival> poll_arrival() override { return state_.poll_arrival(); }

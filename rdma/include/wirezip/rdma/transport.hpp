@@ -77,6 +77,10 @@ class Endpoint {
   // Copies the peer's buffer [remote_offset, +into.size()) into `into`: verification, not timed.
   virtual void read_remote(std::size_t remote_offset, std::span<std::byte> into) = 0;
 
+  // Total time so far with at least one write in flight, where the transport learns of completions
+  // as they happen (tcp, mem); verbs learns of them only when polled, so it offers none.
+  virtual std::optional<double> busy_seconds() const { return std::nullopt; }
+
   // Verbs: registration time of the local buffer, device and port facts, negotiated link rate.
   virtual std::optional<double> registration_us() const { return std::nullopt; }
   virtual std::map<std::string, std::string> device_context() const { return {}; }
