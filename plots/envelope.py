@@ -1,0 +1,75 @@
+"""scripts/envelope: from measured codec rates, where compression pays.
+
+For each codec (bench_codec JSON, 1 thread, one chunk size): C, D, R; whether it pays on the given
+link (overlapped and serial pipeline); the break-even link rate; and the bound S on a training
+step's speedup when communication is a share p of the step.
+"""
+import argparse
+import sys
+
+import model
+import results
+
+
+def link_from(path):
+    """The best measured transfer rate in a bench_rdma JSON (not the memcpy ceiling)."""
+    rates = [c["bytes_per_second"] for c in results.cases(results.load(path))
+             if "error" not in c and c.get("transport") != "memcpy" and "bytes_per_second" in c]
+    if not rates:
+        raise ValueError(f"{path}: no measured transfer")
+    return max(rates)
+
+
+def rows(report, link, p, chunk=None, threads=1):
+    """One dict per codec with its rates and verdicts."""
+    cases = [c for c in results.cases(report) if "error" not in c and c.get("threads", 1) == threads]
+    chunks = sorted({c["chunk"] for c in cases})
+    chunk = chunk or (1 << 20 if 1 << 20 in chunks else chunks[-1])
+    comp = {c["codec"]: c for c in cases if c["chunk"] == chunk and c["direction"] == "compress"}
+    decomp = {c["codec"]: c for c in cases if c["chunk"] == chunk and c["direction"] == "decompress"}
+    out = []
+    for codec, c in comp.items():
+        if codec not in decomp:
+            continue
+        rate_c, rate_d, ratio = c["bytes_per_second"], decomp[codec]["bytes_per_second"], c["ratio"]
+        overlap = model.overlap_rate(rate_c, ratio, link, rate_d)
+        out.append({"codec": codec, "C": rate_c, "D": rate_d, "R": ratio, "overlap": overlap,
+                    "serial": model.serial_rate(rate_c, ratio, link, rate_d),
+                    "pays": overlap > link, "break_even": model.break_even_link(rate_c, ratio, rate_d),
+                    "break_even_serial": model.break_even_link(rate_c, ratio, rate_d, serial=True),
+                    "step_speedup": model.step_speedup(p, overlap / link)})
+    return chunk, out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Where does compression pay? From measured codec rates.")
+    parser.add_argument("codec_json", nargs="?", default="results/codec.json")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--link", type=float, help="link rate in GB/s (10^9 bytes/s), e.g. 10.9")
+    group.add_argument("--link-from", help="a bench_rdma JSON: use its best measured transfer rate")
+    parser.add_argument("--p", type=float, default=0.3, help="communication share of a training step (0..1)")
+    parser.add_argument("--chunk", type=int, help="chunk size in bytes (default 1 MiB, else the largest)")
+    args = parser.parse_args(argv)
+    try:
+        if not 0 <= args.p <= 1:
+            raise ValueError("--p must be in [0, 1]")
+        link = args.link * 1e9 if args.link else link_from(args.link_from) if args.link_from else 10.9e9
+        if link <= 0:
+            raise ValueError("--link must be positive")
+        chunk, table = rows(results.load(args.codec_json), link, args.p, args.chunk)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"envelope: {e}", file=sys.stderr)
+        return 2
+    print(f"link L = {link / 1e9:.2f} GB/s, chunk {chunk} bytes, communication share p = {args.p}")
+    print("| codec | C GB/s | D GB/s | R | overlap GB/s | serial GB/s | pays (overlap) | break-even L (overlap) "
+          "| break-even L (serial) | step speedup S |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in sorted(table, key=lambda r: -r["overlap"]):
+        print(f"| {r['codec']} | {r['C'] / 1e9:.2f} | {r['D'] / 1e9:.2f} | {r['R']:.3f} | {r['overlap'] / 1e9:.2f} | "
+              f"{r['serial'] / 1e9:.2f} | {'yes' if r['pays'] else 'no'} | {r['break_even'] / 1e9:.2f} | "
+              f"{r['break_even_serial'] / 1e9:.2f} | {r['step_speedup']:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""The report's plots (PNG), each titled with what it shows and the host and date it came from."""
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+import model  # noqa: E402
+import results  # noqa: E402
+
+LINKS = [10.9e9, 24.6e9, 50e9, 100e9]  # the paper's two links and two faster ones, bytes/s
+
+
+def _save(fig, ax, title, report, path):
+    ax.set_title(f"{title}\n{results.host_label(report)}", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _codec_cases(report, direction="compress", threads=1):
+    cases = [c for c in results.cases(report) if "error" not in c and c["direction"] == direction]
+    chunk = 1 << 20 if any(c["chunk"] == 1 << 20 for c in cases) else max(c["chunk"] for c in cases)
+    dataset = cases[0]["dataset"]
+    return [c for c in cases if c["chunk"] == chunk and c.get("threads", 1) == threads and c["dataset"] == dataset]
+
+
+def codec_ratio_vs_throughput(report, path):
+    cases = _codec_cases(report)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for c in cases:
+        ax.scatter(c["bytes_per_second"] / 1e9, c["ratio"], s=25)
+        ax.annotate(c["codec"], (c["bytes_per_second"] / 1e9, c["ratio"]), fontsize=6, xytext=(3, 3),
+                    textcoords="offset points")
+    bound = cases[0].get("entropy_bound_ratio")
+    if bound:
+        ax.axhline(bound, color="gray", linestyle="--", label=f"order-0 entropy bound ({bound:.3f})")
+    ceiling = next((c for c in cases if c["codec"] == "memcpy"), None)
+    if ceiling:
+        ax.axvline(ceiling["bytes_per_second"] / 1e9, color="black", linestyle=":", label="memcpy (ceiling)")
+    ax.set_xscale("log")
+    ax.set_xlabel("compress throughput, original bytes (GB/s)")
+    ax.set_ylabel("ratio (original / compressed)")
+    return _save(fig, ax, f"Codecs: ratio vs compress throughput (1 thread, {cases[0]['dataset']})", report, path)
+
+
+def codec_threads(report, path):
+    cases = [c for c in results.cases(report) if "error" not in c and c["direction"] == "compress"]
+    chunk = 1 << 20 if any(c["chunk"] == 1 << 20 for c in cases) else max(c["chunk"] for c in cases)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for codec in dict.fromkeys(c["codec"] for c in cases):
+        points = sorted((c["threads"], c["bytes_per_second"] / 1e9) for c in cases
+                        if c["codec"] == codec and c["chunk"] == chunk)
+        if len(points) > 1:
+            ax.plot(*zip(*points), marker="o", label=codec)
+    ax.set_xlabel("threads")
+    ax.set_ylabel("compress throughput, original bytes (GB/s)")
+    ax.set_yscale("log")
+    return _save(fig, ax, f"Codecs: throughput vs threads ({chunk // 1024} KiB chunks)", report, path)
+
+
+def rdma_bandwidth(reports, path):
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for report in reports:
+        for transport in dict.fromkeys(c["transport"] for c in results.cases(report)):
+            for pages in ["4k", "thp", "hugetlb"]:
+                points = sorted((c["size"], c["bytes_per_second"] / 1e9, c.get("huge_fraction", 0))
+                                for c in results.cases(report) if "error" not in c
+                                and c["transport"] == transport and c.get("pages") == pages)
+                if points:
+                    huge = sum(p[2] for p in points) / len(points)
+                    ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                            linestyle=":" if transport == "memcpy" else "-",
+                            label=f"{transport}, {pages} (huge fraction {huge:.2f})")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("bandwidth (GB/s)")
+    return _save(fig, ax, "Transports: bandwidth vs message size per page policy", reports[0], path)
+
+
+def pipeline_chunks(report, path):
+    cases = [c for c in results.cases(report) if "error" not in c]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for transport in dict.fromkeys(c["transport"] for c in cases):
+        raw = {c["chunk"]: c["bytes_per_second"] for c in cases if c["transport"] == transport and c["mode"] == "raw"}
+        for mode in ["raw", "serial", "overlap"]:
+            for codec in dict.fromkeys(c["codec"] for c in cases if c["mode"] == mode):
+                mine = sorted((c["chunk"], c) for c in cases
+                              if c["transport"] == transport and c["mode"] == mode and c["codec"] == codec)
+                if not mine:
+                    continue
+                line, = ax.plot([k for k, _ in mine], [c["bytes_per_second"] / 1e9 for _, c in mine], marker="o",
+                                label=f"{transport} {mode} {codec}")
+                if mode != "raw":  # the model from the stages measured alone, dashed, same colour
+                    rate = model.serial_rate if mode == "serial" else model.overlap_rate
+                    predicted = [(k, rate(c["stage_compress"], c["ratio"], raw.get(k, c["stage_link"] / c["ratio"]),
+                                          c["stage_decompress"]) / 1e9) for k, c in mine if "stage_compress" in c]
+                    if predicted:
+                        ax.plot(*zip(*predicted), linestyle="--", marker="x", color=line.get_color(), alpha=0.6)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("chunk size (bytes)")
+    ax.set_ylabel("end-to-end rate, original bytes (GB/s)")
+    return _save(fig, ax, "Pipeline: measured (solid) and model (dashed) vs chunk size", report, path)
+
+
+def feasibility(report, path):
+    """Every codec as (throughput, ratio) against where compression starts to pay on each link."""
+    comp = {c["codec"]: c for c in _codec_cases(report, "compress")}
+    decomp = {c["codec"]: c for c in _codec_cases(report, "decompress")}
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for codec, c in comp.items():
+        if codec in decomp and codec != "memcpy":
+            rate = min(c["bytes_per_second"], decomp[codec]["bytes_per_second"]) / 1e9
+            ax.scatter(rate, c["ratio"], s=25)
+            ax.annotate(codec, (rate, c["ratio"]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    xs = [x / 10 for x in range(5, 3000)]
+    for link, colour in zip(LINKS, ["C0", "C1", "C2", "C3"]):
+        ax.axvline(link / 1e9, linestyle="--", color=colour, alpha=0.7,
+                   label=f"L = {link / 1e9:g} GB/s: overlap pays right of the dashed line")
+        curve = [(x, model.serial_min_ratio(x * 1e9, x * 1e9, link)) for x in xs]
+        curve = [(x, r) for x, r in curve if r < 4]
+        if curve:
+            ax.plot(*zip(*curve), color=colour, label=f"L = {link / 1e9:g} GB/s: serial pays above the curve (C = D)")
+    ax.set_xscale("log")
+    ax.set_ylim(0.9, 2.5)
+    ax.set_xlabel("codec rate min(C, D), original bytes (GB/s)")
+    ax.set_ylabel("ratio (original / compressed)")
+    return _save(fig, ax, "Feasibility: where compression pays, per link rate", report, path)
+
+
+def write_all(found, directory):
+    """Every plot the results allow; returns the paths written."""
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    if found["codec"]:
+        written.append(codec_ratio_vs_throughput(found["codec"], os.path.join(directory, "codec_ratio.png")))
+        written.append(codec_threads(found["codec"], os.path.join(directory, "codec_threads.png")))
+        written.append(feasibility(found["codec"], os.path.join(directory, "feasibility.png")))
+    if found["rdma"]:
+        written.append(rdma_bandwidth(found["rdma"], os.path.join(directory, "rdma_bandwidth.png")))
+    if found["pipeline"]:
+        written.append(pipeline_chunks(found["pipeline"], os.path.join(directory, "pipeline_chunks.png")))
+    return written

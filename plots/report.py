@@ -1,0 +1,32 @@
+"""scripts/report: results/*.json -> results/table.md and results/plots/*.png."""
+import argparse
+import os
+import sys
+
+import figures
+import results
+import table
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Turn the benchmarks' JSON into the table and the plots.")
+    parser.add_argument("results", nargs="?", default="results", help="directory with codec.json, rdma-*.json, pipeline.json")
+    args = parser.parse_args(argv)
+    try:
+        found = results.load_dir(args.results)
+    except (OSError, ValueError) as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 2
+    if not (found["codec"] or found["rdma"] or found["pipeline"]):
+        print(f"report: no benchmark JSON in {args.results}", file=sys.stderr)
+        return 2
+    path = os.path.join(args.results, "table.md")
+    with open(path, "w") as f:
+        f.write(table.build(found))
+    written = figures.write_all(found, os.path.join(args.results, "plots"))
+    print(f"report: wrote {path} and {len(written)} plots in {os.path.join(args.results, 'plots')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
