@@ -116,6 +116,8 @@ int run(int argc, char** argv, const Flags& f) {
   harness::add_host_context(argc, argv);
   benchmark::AddCustomContext("link", links.peer_host ? fmt::format("two hosts, peer {}:{}", *links.peer_host, links.peer_port)
                                                       : "loopback, both ends in this process");
+  const auto kinds = choose_transports(f.transports);
+  if (std::find(kinds.begin(), kinds.end(), rdma::TransportKind::verbs) != kinds.end()) harness::add_verbs_context(f.device);
   register_cases(links, f, data);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -42,20 +42,7 @@ void add_transport_context(const harness::RdmaRun& run, const std::string& why) 
   benchmark::AddCustomContext("transport_choice", why);
   benchmark::AddCustomContext("link", run.peer_host ? fmt::format("two hosts, peer {}:{}", *run.peer_host, run.peer_port)
                                                     : "loopback, both ends in this process");
-  if (run.transport != rdma::TransportKind::verbs) return;
-  try {
-    const rdma::VerbsPort port = rdma::pick_verbs_port(run.options.device);
-    benchmark::AddCustomContext("rdma_device", port.device);
-    benchmark::AddCustomContext("rdma_fw_ver", port.fw_ver);
-    benchmark::AddCustomContext("rdma_port", fmt::format("{} {}", port.port, port.state));
-    benchmark::AddCustomContext("rdma_active_mtu", std::to_string(port.active_mtu));
-    benchmark::AddCustomContext("rdma_link_layer", port.link_layer);
-    benchmark::AddCustomContext("rdma_speed", port.speed);
-    benchmark::AddCustomContext("rdma_gid", port.gid);
-  } catch (const std::exception& e) {
-    benchmark::AddCustomContext("rdma_device", std::string("none: ") + e.what());
-    fmt::print(stderr, "bench_rdma: {}\n", e.what());  // every verbs case will say so too
-  }
+  if (run.transport == rdma::TransportKind::verbs) harness::add_verbs_context(run.options.device);
 }
 
 void register_cases(harness::LinkCache& links, const std::vector<rdma::PagePolicy>& pages,

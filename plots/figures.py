@@ -145,4 +145,7 @@ def write_all(found, directory):
         written.append(rdma_bandwidth(found["rdma"], os.path.join(directory, "rdma_bandwidth.png")))
     if found["pipeline"]:
         written.append(pipeline_chunks(found["pipeline"], os.path.join(directory, "pipeline_chunks.png")))
+    if found.get("linkbed"):
+        import linkbed
+        written.append(linkbed.plot(found["linkbed"], os.path.join(directory, "linkbed.png")))
     return written

@@ -105,4 +105,7 @@ def load_dir(directory):
             found["rdma"].append(load(path))
         elif entry == "pipeline.json":
             found["pipeline"] = load(path)
+        elif entry == "linkbed.json":  # scripts/linkbed's own merged format
+            with open(path) as f:
+                found["linkbed"] = json.load(f)
     return found

@@ -1,6 +1,7 @@
 #include "context.hpp"
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 #include <sys/utsname.h>
 
 #include <charconv>
@@ -8,6 +9,7 @@
 
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/registry.hpp"
+#include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/spec.hpp"
 
@@ -69,6 +71,22 @@ void add_host_context(int argc, char** argv) {
     args += argv[i];
   }
   benchmark::AddCustomContext("argv", args);
+}
+
+void add_verbs_context(const std::string& device) {
+  try {
+    const rdma::VerbsPort port = rdma::pick_verbs_port(device);
+    benchmark::AddCustomContext("rdma_device", port.device);
+    benchmark::AddCustomContext("rdma_fw_ver", port.fw_ver);
+    benchmark::AddCustomContext("rdma_port", fmt::format("{} {}", port.port, port.state));
+    benchmark::AddCustomContext("rdma_active_mtu", std::to_string(port.active_mtu));
+    benchmark::AddCustomContext("rdma_link_layer", port.link_layer);
+    benchmark::AddCustomContext("rdma_speed", port.speed);
+    benchmark::AddCustomContext("rdma_gid", port.gid);
+  } catch (const std::exception& e) {
+    benchmark::AddCustomContext("rdma_device", std::string("none: ") + e.what());
+    fmt::print(stderr, "verbs: {}\n", e.what());
+  }
 }
 
 std::vector<std::string> parse_list(const std::string& flag, const std::string& text) {

@@ -8,6 +8,10 @@ namespace wirezip::harness {
 
 // Adds the host and build context to Google Benchmark's JSON "context" block.
 void add_host_context(int argc, char** argv);
+// Adds the verbs port a link on `device` uses ("" = the first ACTIVE one): rdma_device, rdma_fw_ver,
+// rdma_port, rdma_active_mtu, rdma_link_layer, rdma_speed, rdma_gid. Without one, rdma_device says
+// "none: <why>" and the reason goes to stderr (every verbs case will fail with it too).
+void add_verbs_context(const std::string& device);
 
 // Each line of a /proc or /sys file that starts with `key`, without the key; "" when absent.
 std::string read_first_value(const std::string& path, const std::string& key);
