@@ -66,8 +66,10 @@ def codec_threads(report, path):
 
 def rdma_bandwidth(reports, path):
     fig, ax = plt.subplots(figsize=(8, 5))
-    for report in reports:
+    for index, report in enumerate(reports):
         for transport in dict.fromkeys(c["transport"] for c in results.cases(report)):
+            if transport == "memcpy" and index > 0:
+                continue  # every bench_rdma run carries the ceiling: draw it once
             for pages in ["4k", "thp", "hugetlb"]:
                 points = sorted((c["size"], c["bytes_per_second"] / 1e9, c.get("huge_fraction", 0))
                                 for c in results.cases(report) if "error" not in c
