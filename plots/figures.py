@@ -86,28 +86,34 @@ def rdma_bandwidth(reports, path):
 
 
 def pipeline_chunks(report, path):
+    """One panel per transport: raw, serial and overlap per codec, the model dashed beside each."""
     cases = [c for c in results.cases(report) if "error" not in c]
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for transport in dict.fromkeys(c["transport"] for c in cases):
-        raw = {c["chunk"]: c["bytes_per_second"] for c in cases if c["transport"] == transport and c["mode"] == "raw"}
+    transports = list(dict.fromkeys(c["transport"] for c in cases))
+    fig, axes = plt.subplots(1, len(transports), figsize=(6 * len(transports), 5), squeeze=False)
+    for ax, transport in zip(axes[0], transports):
+        mine = [c for c in cases if c["transport"] == transport]
+        raw = {c["chunk"]: c["bytes_per_second"] for c in mine if c["mode"] == "raw"}
         for mode in ["raw", "serial", "overlap"]:
-            for codec in dict.fromkeys(c["codec"] for c in cases if c["mode"] == mode):
-                mine = sorted((c["chunk"], c) for c in cases
-                              if c["transport"] == transport and c["mode"] == mode and c["codec"] == codec)
-                if not mine:
-                    continue
-                line, = ax.plot([k for k, _ in mine], [c["bytes_per_second"] / 1e9 for _, c in mine], marker="o",
-                                label=f"{transport} {mode} {codec}")
-                if mode != "raw":  # the model from the stages measured alone, dashed, same colour
-                    rate = model.serial_rate if mode == "serial" else model.overlap_rate
-                    predicted = [(k, rate(c["stage_compress"], c["ratio"], raw.get(k, c["stage_link"] / c["ratio"]),
-                                          c["stage_decompress"]) / 1e9) for k, c in mine if "stage_compress" in c]
-                    if predicted:
-                        ax.plot(*zip(*predicted), linestyle="--", marker="x", color=line.get_color(), alpha=0.6)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("chunk size (bytes)")
-    ax.set_ylabel("end-to-end rate, original bytes (GB/s)")
-    return _save(fig, ax, "Pipeline: measured (solid) and model (dashed) vs chunk size", report, path)
+            for codec in dict.fromkeys(c["codec"] for c in mine if c["mode"] == mode):
+                series = sorted(((c["chunk"], c) for c in mine if c["mode"] == mode and c["codec"] == codec),
+                                key=lambda item: item[0])
+                line, = ax.plot([k for k, _ in series], [c["bytes_per_second"] / 1e9 for _, c in series], marker="o",
+                                label=f"{mode} {codec}" if mode != "raw" else "raw")
+                rate = {"serial": model.serial_rate, "overlap": model.overlap_rate}.get(mode)
+                predicted = [(k, rate(c["stage_compress"], c["ratio"], raw.get(k, c["stage_link"] / c["ratio"]),
+                                      c["stage_decompress"]) / 1e9) for k, c in series if rate and "stage_compress" in c]
+                if predicted:
+                    ax.plot(*zip(*predicted), linestyle="--", marker="x", color=line.get_color(), alpha=0.6)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("chunk size (bytes)")
+        ax.set_ylabel("end-to-end rate, original bytes (GB/s)")
+        title = f"Pipeline over {transport}: measured (solid), model (dashed)"
+        if ax is not axes[0][-1]:
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7)
+    return _save(fig, axes[0][-1], title, report, path)
 
 
 def feasibility(report, path):
