@@ -12,6 +12,7 @@
 
 #include "codec_case.hpp"
 #include "context.hpp"
+#include "link_flags.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
@@ -103,17 +104,14 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  std::deque<datasets::Dataset> data;  // deque: cases keep pointers to its elements
-  try {
+  return harness::run_reporting_errors("bench_codec", [&] {
+    std::deque<datasets::Dataset> data;  // deque: cases keep pointers to its elements
     Config config = parse_config(codec_list, dataset_list, chunk_list, thread_list);
     for (const std::string& spec : config.datasets) data.push_back(datasets::load_dataset(spec));
     harness::add_host_context(argc, argv);
     register_cases(config, data);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "bench_codec: {}\n", e.what());
-    return 2;
-  }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+  });
 }

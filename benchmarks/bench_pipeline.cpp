@@ -12,6 +12,7 @@
 #include <deque>
 
 #include "context.hpp"
+#include "link_flags.hpp"
 #include "pipeline_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
@@ -24,13 +25,11 @@ using namespace wirezip;
 constexpr std::uint16_t kDefaultPort = 18516;
 
 struct Flags {
-  std::string transports, modes = "raw,serial,overlap", codecs{codecs::kBestCodecSpec}, pages = "4k";
-  std::string chunks = "1MiB", datasets{datasets::kDefaultDatasetSpec}, peer, device;
+  harness::LinkFlags link;
+  std::string modes = "raw,serial,overlap", codecs{codecs::kBestCodecSpec}, pages = "4k";
+  std::string chunks = "1MiB", datasets{datasets::kDefaultDatasetSpec};
   std::size_t depth = 8;
-  int workers = 1, qps = 1;
-  bool serve = false;
-  std::uint16_t port = kDefaultPort;
-  long timeout_ms = 10000, idle_s = 120;
+  int workers = 1;
 };
 
 std::vector<rdma::TransportKind> choose_transports(const std::string& flag) {
@@ -70,7 +69,7 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const std::de
     fail("--chunks: {}", e.what());
   }
 
-  for (rdma::TransportKind transport : choose_transports(f.transports))
+  for (rdma::TransportKind transport : choose_transports(f.link.transport))
     for (rdma::PagePolicy policy : pages)
       for (std::uint64_t chunk : chunks)
         for (const datasets::Dataset& dataset : data)
@@ -78,8 +77,7 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const std::de
             for (const std::string& spec : codec_specs) {
               if (mode == pipeline::Mode::raw && spec != codec_specs.front()) continue;  // one raw case
               harness::PipelineCase c{&links, transport, policy,
-                                      pipeline::Config{mode, spec, chunk, f.depth, f.workers,
-                                                       std::chrono::milliseconds(f.timeout_ms)},
+                                      pipeline::Config{mode, spec, chunk, f.depth, f.workers, links.timeout},
                                       &dataset};
               benchmark::RegisterBenchmark(case_name(transport, mode, spec, policy, chunk, f, dataset.spec).c_str(),
                                            [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
@@ -89,23 +87,21 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const std::de
 }
 
 int run(int argc, char** argv, const Flags& f) {
-  if (f.depth == 0 || f.workers <= 0 || f.timeout_ms <= 0) fail("--depth, --workers and --timeout-ms must be positive");
-  if (f.serve) {
-    const auto kinds = choose_transports(f.transports);
+  if (f.depth == 0 || f.workers <= 0) fail("--depth and --workers must be positive");
+  const rdma::LinkOptions options = f.link.options();
+  if (f.link.serve) {
+    const auto kinds = choose_transports(f.link.transport);
     if (kinds.size() != 1) fail("--serve takes exactly one --transport");
-    rdma::LinkOptions options;
-    options.qps = f.qps;
-    options.device = f.device;
-    options.timeout = std::chrono::milliseconds(f.timeout_ms);
-    const int served = harness::serve_pipelines(kinds.front(), options, f.port, std::chrono::seconds(f.idle_s));
+    const int served =
+        harness::serve_pipelines(kinds.front(), options, f.link.port, std::chrono::seconds(f.link.idle_s));
     fmt::print("bench_pipeline: served {} link(s), done\n", served);
     return 0;
   }
   harness::PipelineLinks links;
-  links.timeout = std::chrono::milliseconds(f.timeout_ms);
-  links.qps = f.qps;
-  links.device = f.device;
-  if (!f.peer.empty()) std::tie(links.peer_host, links.peer_port) = rdma::parse_host_port(f.peer, kDefaultPort);
+  links.timeout = options.timeout;
+  links.qps = options.qps;
+  links.device = options.device;
+  if (!f.link.peer.empty()) std::tie(links.peer_host, links.peer_port) = rdma::parse_host_port(f.link.peer, kDefaultPort);
 
   std::deque<datasets::Dataset> data;  // deque: cases point at its elements
   for (const std::string& spec : harness::parse_list("--datasets", f.datasets)) data.push_back(datasets::load_dataset(spec));
@@ -116,8 +112,8 @@ int run(int argc, char** argv, const Flags& f) {
   harness::add_host_context(argc, argv);
   benchmark::AddCustomContext("link", links.peer_host ? fmt::format("two hosts, peer {}:{}", *links.peer_host, links.peer_port)
                                                       : "loopback, both ends in this process");
-  const auto kinds = choose_transports(f.transports);
-  if (std::find(kinds.begin(), kinds.end(), rdma::TransportKind::verbs) != kinds.end()) harness::add_verbs_context(f.device);
+  const auto kinds = choose_transports(f.link.transport);
+  if (std::find(kinds.begin(), kinds.end(), rdma::TransportKind::verbs) != kinds.end()) harness::add_verbs_context(f.link.device);
   register_cases(links, f, data);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
@@ -132,7 +128,8 @@ int main(int argc, char** argv) {
   CLI::App app{"bench_pipeline: end-to-end rate of original bytes through chunked compress -> transfer -> decompress.\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   Flags f;
-  app.add_option("--transport", f.transports, "transports, comma-separated (default: verbs when a device exists, else tcp,mem)");
+  harness::add_link_flags(app, f.link, kDefaultPort,
+                          "transports, comma-separated (default: verbs when a device exists, else tcp,mem)");
   app.add_option("--modes", f.modes, "raw, serial, overlap (raw is always added)")->capture_default_str();
   app.add_option("--codecs", f.codecs, "codec specs for serial and overlap")->capture_default_str();
   app.add_option("--pages", f.pages, "page policies of both link buffers: 4k, thp, hugetlb")->capture_default_str();
@@ -140,18 +137,6 @@ int main(int argc, char** argv) {
   app.add_option("--depth", f.depth, "slots on each side (writes in flight)")->capture_default_str();
   app.add_option("--workers", f.workers, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
-  app.add_option("--qps", f.qps, "verbs queue pairs")->capture_default_str();
-  app.add_option("--device", f.device, "verbs device");
-  app.add_option("--timeout-ms", f.timeout_ms, "bound on every wait")->capture_default_str();
-  app.add_flag("--serve", f.serve, "receiving side of a two-host run");
-  app.add_option("--port", f.port, "port to serve on (0 = any)")->capture_default_str();
-  app.add_option("--idle-s", f.idle_s, "--serve gives up after this long without a sender")->capture_default_str();
-  app.add_option("--peer", f.peer, "sending side of a two-host run: HOST[:PORT] of the --serve side");
   CLI11_PARSE(app, argc, argv);
-  try {
-    return run(argc, argv, f);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "bench_pipeline: {}\n", e.what());
-    return 2;
-  }
+  return harness::run_reporting_errors("bench_pipeline", [&] { return run(argc, argv, f); });
 }

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "link_flags.hpp"
 #include "rdma_case.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
@@ -21,13 +22,10 @@ using namespace wirezip;
 constexpr std::uint16_t kDefaultPort = 18515;  // perftest's
 
 struct Flags {
-  std::string transport, pages = "4k,thp", sizes = "4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,8MiB", buffer = "64MiB";
-  std::string device, peer;
+  harness::LinkFlags link;
+  std::string pages = "4k,thp", sizes = "4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,8MiB", buffer = "64MiB";
   std::size_t depth = 16;
-  int qps = 1;
-  bool serve = false, list_devices = false;
-  std::uint16_t port = kDefaultPort;
-  long timeout_ms = 10000, idle_s = 120;
+  bool list_devices = false;
 };
 
 // The transport the user asked for, or verbs when a device exists, else tcp; and why.
@@ -85,21 +83,20 @@ int list_devices() {
 
 int run(int argc, char** argv, const Flags& flags) {
   if (flags.list_devices) return list_devices();
-  auto [transport, why] = choose_transport(flags.transport);
+  auto [transport, why] = choose_transport(flags.link.transport);
   harness::RdmaRun run;
   run.transport = transport;
+  run.options = flags.link.options();
   run.options.buffer_bytes = parse_size(flags.buffer);
   run.options.depth = flags.depth;
-  run.options.qps = flags.qps;
-  run.options.device = flags.device;
-  run.options.timeout = std::chrono::milliseconds(flags.timeout_ms);
-  if (flags.depth == 0 || flags.qps <= 0 || flags.timeout_ms <= 0) fail("--depth, --qps and --timeout-ms must be positive");
-  if (flags.serve) {
-    const int served = harness::serve_links(run, "", flags.port, std::chrono::seconds(flags.idle_s));
+  if (flags.depth == 0) fail("--depth must be positive");
+  if (flags.link.serve) {
+    const int served = harness::serve_links(run, "", flags.link.port, std::chrono::seconds(flags.link.idle_s));
     fmt::print("bench_rdma: served {} link(s), done\n", served);
     return 0;
   }
-  if (!flags.peer.empty()) std::tie(run.peer_host, run.peer_port) = rdma::parse_host_port(flags.peer, kDefaultPort);
+  if (!flags.link.peer.empty())
+    std::tie(run.peer_host, run.peer_port) = rdma::parse_host_port(flags.link.peer, kDefaultPort);
   std::vector<rdma::PagePolicy> pages;
   for (const std::string& p : harness::parse_list("--pages", flags.pages)) pages.push_back(rdma::parse_page_policy(p));
   const std::vector<std::uint64_t> sizes = parse_size_list(flags.sizes);
@@ -121,24 +118,12 @@ int main(int argc, char** argv) {
   CLI::App app{"bench_rdma: one-sided write bandwidth per message size and page policy (4k, thp, hugetlb).\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   Flags flags;
-  app.add_option("--transport", flags.transport, "verbs | tcp | mem (default: verbs when a device exists, else tcp)");
+  harness::add_link_flags(app, flags.link, kDefaultPort, "verbs | tcp | mem (default: verbs when a device exists, else tcp)");
   app.add_option("--pages", flags.pages, "page policies of the buffers: 4k, thp, hugetlb")->capture_default_str();
   app.add_option("--sizes", flags.sizes, "message sizes")->capture_default_str();
   app.add_option("--buffer", flags.buffer, "each side's buffer; messages walk through it")->capture_default_str();
   app.add_option("--depth", flags.depth, "writes in flight")->capture_default_str();
-  app.add_option("--qps", flags.qps, "verbs queue pairs")->capture_default_str();
-  app.add_option("--device", flags.device, "verbs device (default: first with an active port)");
-  app.add_option("--timeout-ms", flags.timeout_ms, "bound on every wait")->capture_default_str();
   app.add_flag("--list-devices", flags.list_devices, "print RDMA ports and exit (status 1 when none is active)");
-  app.add_flag("--serve", flags.serve, "passive side of a two-host run: serve peers until one quits");
-  app.add_option("--port", flags.port, "port to serve on (--serve; 0 = any) ")->capture_default_str();
-  app.add_option("--idle-s", flags.idle_s, "--serve gives up after this long without a peer")->capture_default_str();
-  app.add_option("--peer", flags.peer, "active side of a two-host run: HOST[:PORT] of the --serve side");
   CLI11_PARSE(app, argc, argv);
-  try {
-    return run(argc, argv, flags);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "bench_rdma: {}\n", e.what());
-    return 2;
-  }
+  return harness::run_reporting_errors("bench_rdma", [&] { return run(argc, argv, flags); });
 }
