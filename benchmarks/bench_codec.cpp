@@ -12,7 +12,6 @@
 
 #include "codec_case.hpp"
 #include "context.hpp"
-#include "link_flags.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"

@@ -89,6 +89,15 @@ void add_verbs_context(const std::string& device) {
   }
 }
 
+int run_reporting_errors(std::string_view name, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: {}\n", name, e.what());
+    return 2;
+  }
+}
+
 std::vector<std::string> parse_list(const std::string& flag, const std::string& text) {
   try {
     return split(text, ',');

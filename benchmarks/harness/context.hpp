@@ -1,7 +1,9 @@
 #pragma once
 // What every benchmark binary records next to its results, so a JSON file says where and how it
 // was measured: suite version and git sha, library versions, CPU, kernel, THP mode, argv.
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wirezip::harness {
@@ -17,6 +19,9 @@ void add_verbs_context(const std::string& device);
 std::string read_first_value(const std::string& path, const std::string& key);
 // The bracketed choice in a kernel setting file, e.g. "madvise" from "always [madvise] never".
 std::string read_kernel_choice(const std::string& path);
+
+// Runs a binary's `body`; any exception becomes one line "NAME: what" on stderr and exit status 2.
+int run_reporting_errors(std::string_view name, const std::function<int()>& body);
 
 // Splits "a,b,c"; an empty list or item is an error naming the flag.
 std::vector<std::string> parse_list(const std::string& flag, const std::string& text);

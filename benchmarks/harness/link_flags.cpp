@@ -1,7 +1,5 @@
 #include "link_flags.hpp"
 
-#include <fmt/format.h>
-
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -25,15 +23,6 @@ void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port,
   app.add_option("--port", flags.port, "port to serve on (--serve; 0 = any)")->capture_default_str();
   app.add_option("--idle-s", flags.idle_s, "--serve gives up after this long without a peer")->capture_default_str();
   app.add_option("--peer", flags.peer, "active side of a two-host run: HOST[:PORT] of the --serve side");
-}
-
-int run_reporting_errors(std::string_view name, const std::function<int()>& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "{}: {}\n", name, e.what());
-    return 2;
-  }
 }
 
 }  // namespace wirezip::harness

@@ -5,9 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <string_view>
 
 #include "wirezip/rdma/transport.hpp"
 
@@ -28,8 +26,5 @@ struct LinkFlags {
 };
 
 void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port, const std::string& transport_help);
-
-// Runs `body`; any exception becomes one line "NAME: what" on stderr and exit status 2.
-int run_reporting_errors(std::string_view name, const std::function<int()>& body);
 
 }  // namespace wirezip::harness
