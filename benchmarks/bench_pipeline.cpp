@@ -110,8 +110,7 @@ int run(int argc, char** argv, const Flags& f) {
     benchmark::AddCustomContext("dataset_sha256:" + d.spec, datasets::sha256_hex(d.bytes));
   }
   harness::add_host_context(argc, argv);
-  benchmark::AddCustomContext("link", links.peer_host ? fmt::format("two hosts, peer {}:{}", *links.peer_host, links.peer_port)
-                                                      : "loopback, both ends in this process");
+  harness::add_link_context(links.peer_host, links.peer_port);
   const auto kinds = choose_transports(f.link.transport);
   if (std::find(kinds.begin(), kinds.end(), rdma::TransportKind::verbs) != kinds.end()) harness::add_verbs_context(f.link.device);
   register_cases(links, f, data);

@@ -38,8 +38,7 @@ std::pair<rdma::TransportKind, std::string> choose_transport(const std::string& 
 void add_transport_context(const harness::RdmaRun& run, const std::string& why) {
   benchmark::AddCustomContext("transport", std::string(rdma::transport_name(run.transport)));
   benchmark::AddCustomContext("transport_choice", why);
-  benchmark::AddCustomContext("link", run.peer_host ? fmt::format("two hosts, peer {}:{}", *run.peer_host, run.peer_port)
-                                                    : "loopback, both ends in this process");
+  harness::add_link_context(run.peer_host, run.peer_port);
   if (run.transport == rdma::TransportKind::verbs) harness::add_verbs_context(run.options.device);
 }
 

@@ -1,5 +1,8 @@
 #include "link_flags.hpp"
 
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -11,6 +14,11 @@ rdma::LinkOptions LinkFlags::options() const {
   options.device = device;
   options.timeout = std::chrono::milliseconds(timeout_ms);
   return options;
+}
+
+void add_link_context(const std::optional<std::string>& peer_host, std::uint16_t peer_port) {
+  benchmark::AddCustomContext("link", peer_host ? fmt::format("two hosts, peer {}:{}", *peer_host, peer_port)
+                                                : "loopback, both ends in this process");
 }
 
 void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port, const std::string& transport_help) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "wirezip/rdma/transport.hpp"
@@ -24,6 +25,9 @@ struct LinkFlags {
   // qps, device and timeout as LinkOptions; throws on values that are not positive.
   rdma::LinkOptions options() const;
 };
+
+// Records in the JSON context whether both ends ran here or against a --serve peer.
+void add_link_context(const std::optional<std::string>& peer_host, std::uint16_t peer_port);
 
 void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port, const std::string& transport_help);
 
