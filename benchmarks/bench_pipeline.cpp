@@ -69,6 +69,7 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const std::de
     fail("--chunks: {}", e.what());
   }
 
+  std::uint32_t seed = 1;
   for (rdma::TransportKind transport : choose_transports(f.link.transport))
     for (rdma::PagePolicy policy : pages)
       for (std::uint64_t chunk : chunks)
@@ -76,8 +77,10 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const std::de
           for (pipeline::Mode mode : modes)
             for (const std::string& spec : codec_specs) {
               if (mode == pipeline::Mode::raw && spec != codec_specs.front()) continue;  // one raw case
-              harness::PipelineCase c{&links, transport, policy,
-                                      pipeline::Config{mode, spec, chunk, f.depth, f.workers, links.timeout},
+              // Raw moves no codec's frames: it gets a link of its own size, not the first codec's.
+              const std::string codec = mode == pipeline::Mode::raw ? "" : spec;
+              harness::PipelineCase c{&links, seed++, transport, policy,
+                                      pipeline::Config{mode, codec, chunk, f.depth, f.workers, links.base.timeout},
                                       &dataset};
               benchmark::RegisterBenchmark(case_name(transport, mode, spec, policy, chunk, f, dataset.spec).c_str(),
                                            [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
@@ -88,19 +91,15 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const std::de
 
 int run(int argc, char** argv, const Flags& f) {
   if (f.depth == 0 || f.workers <= 0) fail("--depth and --workers must be positive");
-  const rdma::LinkOptions options = f.link.options();
   if (f.link.serve) {
     const auto kinds = choose_transports(f.link.transport);
     if (kinds.size() != 1) fail("--serve takes exactly one --transport");
-    const int served =
-        harness::serve_pipelines(kinds.front(), options, f.link.port, std::chrono::seconds(f.link.idle_s));
+    const int served = harness::serve_pipelines(kinds.front(), f.link);
     fmt::print("bench_pipeline: served {} link(s), done\n", served);
     return 0;
   }
   harness::PipelineLinks links;
-  links.timeout = options.timeout;
-  links.qps = options.qps;
-  links.device = options.device;
+  links.base = f.link.options();
   if (!f.link.peer.empty()) std::tie(links.peer_host, links.peer_port) = rdma::parse_host_port(f.link.peer, kDefaultPort);
 
   std::deque<datasets::Dataset> data;  // deque: cases point at its elements
@@ -112,6 +111,7 @@ int run(int argc, char** argv, const Flags& f) {
   harness::add_host_context(argc, argv);
   harness::add_link_context(links.peer_host, links.peer_port);
   const auto kinds = choose_transports(f.link.transport);
+  if (links.peer_host) harness::add_server_context(kinds.front(), links.base, *links.peer_host, links.peer_port);
   if (std::find(kinds.begin(), kinds.end(), rdma::TransportKind::verbs) != kinds.end()) harness::add_verbs_context(f.link.device);
   register_cases(links, f, data);
   benchmark::RunSpecifiedBenchmarks();

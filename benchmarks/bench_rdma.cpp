@@ -3,7 +3,8 @@
 //
 //   bench_rdma [--transport=verbs|tcp|mem] [--pages=4k,thp,hugetlb] [--sizes=4KiB,...,8MiB]
 //              [--buffer=64MiB] [--depth=16] [--qps=1] [--device=NAME] [--timeout-ms=10000]
-//              [--serve [--port=P] | --peer=HOST[:PORT]] [--benchmark_* flags]
+//              [--serve [--port=P] [--bind=ADDR] [--max-buffer=SIZE] | --peer=HOST[:PORT]]
+//              [--secret-file=PATH] [--benchmark_* flags]
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -90,7 +91,7 @@ int run(int argc, char** argv, const Flags& flags) {
   run.options.depth = flags.depth;
   if (flags.depth == 0) fail("--depth must be positive");
   if (flags.link.serve) {
-    const int served = harness::serve_links(run, "", flags.link.port, std::chrono::seconds(flags.link.idle_s));
+    const int served = harness::serve_links(run, flags.link);
     fmt::print("bench_rdma: served {} link(s), done\n", served);
     return 0;
   }
@@ -102,6 +103,7 @@ int run(int argc, char** argv, const Flags& flags) {
 
   harness::add_host_context(argc, argv);
   add_transport_context(run, why);
+  if (run.peer_host) harness::add_server_context(run.transport, run.options, *run.peer_host, run.peer_port);
   harness::LinkCache links(run);
   register_cases(links, pages, sizes);
   benchmark::RunSpecifiedBenchmarks();

@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/utsname.h>
 
 #include <charconv>
@@ -49,28 +50,38 @@ std::string read_kernel_choice(const std::string& path) {
   return line.substr(open + 1, close - open - 1);
 }
 
-void add_host_context(int argc, char** argv) {
-  benchmark::AddCustomContext("wirezip_version", WIREZIP_VERSION);
-  benchmark::AddCustomContext("wirezip_git_sha", WIREZIP_GIT_SHA);
+std::map<std::string, std::string> host_facts() {
+  std::map<std::string, std::string> facts{{"wirezip_version", WIREZIP_VERSION}, {"wirezip_git_sha", WIREZIP_GIT_SHA}};
   for (const auto& [name, version] : codecs::library_versions())
-    if (name != "wirezip") benchmark::AddCustomContext("version_" + name, version);
-  benchmark::AddCustomContext("cpu_model", cpu_model());
+    if (name != "wirezip") facts["version_" + name] = version;
+  facts["cpu_model"] = cpu_model();
   utsname host{};
   if (uname(&host) == 0) {
-    benchmark::AddCustomContext("kernel", std::string(host.sysname) + " " + host.release);
-    benchmark::AddCustomContext("machine", host.machine);
-    benchmark::AddCustomContext("hostname", host.nodename);
+    facts["kernel"] = std::string(host.sysname) + " " + host.release;
+    facts["machine"] = host.machine;
+    facts["hostname"] = host.nodename;
   }
-  benchmark::AddCustomContext("thp_enabled", read_kernel_choice("/sys/kernel/mm/transparent_hugepage/enabled"));
+  facts["thp_enabled"] = read_kernel_choice("/sys/kernel/mm/transparent_hugepage/enabled");
   // defrag decides whether a MADV_HUGEPAGE fault compacts memory synchronously: it shapes first-touch time.
-  benchmark::AddCustomContext("thp_defrag", read_kernel_choice("/sys/kernel/mm/transparent_hugepage/defrag"));
-  benchmark::AddCustomContext("simd_path", std::string(codecs::simd_path_name(codecs::best_simd_path())));
+  facts["thp_defrag"] = read_kernel_choice("/sys/kernel/mm/transparent_hugepage/defrag");
+  facts["simd_path"] = std::string(codecs::simd_path_name(codecs::best_simd_path()));
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) facts["host_cpus"] = std::to_string(CPU_COUNT(&allowed));
+  return facts;
+}
+
+void add_host_context(int argc, char** argv) {
+  for (const auto& [key, value] : host_facts()) benchmark::AddCustomContext(key, value);
   std::string args;
   for (int i = 0; i < argc; ++i) {
     if (i) args += ' ';
     args += argv[i];
   }
   benchmark::AddCustomContext("argv", args);
+}
+
+void add_peer_context(const std::map<std::string, std::string>& peer) {
+  for (const auto& [key, value] : peer) benchmark::AddCustomContext("peer_" + key, value);
 }
 
 void add_verbs_context(const std::string& device) {

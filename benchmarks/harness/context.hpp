@@ -2,14 +2,20 @@
 // What every benchmark binary records next to its results, so a JSON file says where and how it
 // was measured: suite version and git sha, library versions, CPU, kernel, THP mode, argv.
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace wirezip::harness {
 
-// Adds the host and build context to Google Benchmark's JSON "context" block.
+// The host and build facts: suite version and git sha, library versions, cpu_model, kernel,
+// hostname, thp_enabled, thp_defrag, simd_path, host_cpus (CPUs this process may run on).
+std::map<std::string, std::string> host_facts();
+// Adds host_facts() and argv to Google Benchmark's JSON "context" block.
 void add_host_context(int argc, char** argv);
+// Two-host mode: what the --serve side told about itself, as peer_<key>.
+void add_peer_context(const std::map<std::string, std::string>& peer);
 // Adds the verbs port a link on `device` uses ("" = the first ACTIVE one): rdma_device, rdma_fw_ver,
 // rdma_port, rdma_active_mtu, rdma_link_layer, rdma_speed, rdma_gid. Without one, rdma_device says
 // "none: <why>" and the reason goes to stderr (every verbs case will fail with it too).

@@ -3,22 +3,61 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
+
+#include "context.hpp"
+#include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/size.hpp"
 
 namespace wirezip::harness {
 
 rdma::LinkOptions LinkFlags::options() const {
-  if (qps <= 0 || timeout_ms <= 0 || idle_s <= 0) fail("--qps, --timeout-ms and --idle-s must be positive");
+  if (qps <= 0 || qps > 64) fail("--qps must be in [1, 64]");
+  if (timeout_ms <= 0 || idle_s <= 0 || max_timeout_ms <= 0) fail("--timeout-ms, --idle-s and --max-timeout-ms must be positive");
   rdma::LinkOptions options;
   options.qps = qps;
   options.device = device;
   options.timeout = std::chrono::milliseconds(timeout_ms);
+  if (!max_buffer.empty()) {
+    options.limits.max_buffer = parse_size(max_buffer);
+    if (options.limits.max_buffer < rdma::kMinLinkBuffer) fail("--max-buffer must be at least {} bytes", rdma::kMinLinkBuffer);
+  }
+  options.limits.allow_small = options.limits.allow_thp = options.limits.allow_hugetlb = false;
+  for (const std::string& name : parse_list("--allow-pages", allow_pages)) {
+    switch (rdma::parse_page_policy(name)) {
+      case rdma::PagePolicy::small: options.limits.allow_small = true; break;
+      case rdma::PagePolicy::thp: options.limits.allow_thp = true; break;
+      case rdma::PagePolicy::hugetlb: options.limits.allow_hugetlb = true; break;
+    }
+  }
+  const char* from_env = std::getenv("WIREZIP_SECRET_FILE");
+  const std::string path = !secret_file.empty() ? secret_file : (from_env ? from_env : "");
+  if (!path.empty()) options.secret = rdma::load_secret(path);
+  options.context = host_facts();
   return options;
 }
 
 void add_link_context(const std::optional<std::string>& peer_host, std::uint16_t peer_port) {
   benchmark::AddCustomContext("link", peer_host ? fmt::format("two hosts, peer {}:{}", *peer_host, peer_port)
                                                 : "loopback, both ends in this process");
+}
+
+void add_server_context(rdma::TransportKind kind, const rdma::LinkOptions& options, const std::string& host,
+                        std::uint16_t port) {
+  rdma::LinkOptions probe = options;
+  probe.buffer_bytes = rdma::kMinLinkBuffer;
+  probe.pages = rdma::PagePolicy::small;
+  probe.depth = 1;
+  add_peer_context(rdma::connect(kind, probe, host, port)->peer_context());
+}
+
+void announce_listening(std::string_view binary, rdma::TransportKind kind, const LinkFlags& flags, std::uint16_t port) {
+  fmt::print("{}: listening on {}:{} ({})\n", binary, flags.bind.empty() ? "0.0.0.0" : flags.bind, port,
+             rdma::transport_name(kind));
+  if (flags.secret_file.empty() && !std::getenv("WIREZIP_SECRET_FILE"))
+    fmt::print("{}: no --secret-file: anyone who can reach this port can run cases and stop this server\n", binary);
+  std::fflush(stdout);
 }
 
 void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port, const std::string& transport_help) {
@@ -29,7 +68,17 @@ void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port,
   app.add_option("--timeout-ms", flags.timeout_ms, "bound on every wait")->capture_default_str();
   app.add_flag("--serve", flags.serve, "passive side of a two-host run: serve peers until one quits");
   app.add_option("--port", flags.port, "port to serve on (--serve; 0 = any)")->capture_default_str();
-  app.add_option("--idle-s", flags.idle_s, "--serve gives up after this long without a peer")->capture_default_str();
+  app.add_option("--bind", flags.bind, "--serve: address to listen on (default: all interfaces)");
+  app.add_option("--idle-s", flags.idle_s, "--serve gives up after this long without a peer, and ends a link silent this long")
+      ->capture_default_str();
+  app.add_option("--max-buffer", flags.max_buffer,
+                 "--serve: largest buffer a peer may ask for (default: the smaller of 4GiB and a quarter of memory)");
+  app.add_option("--allow-pages", flags.allow_pages, "--serve: page policies a peer may ask for")->capture_default_str();
+  app.add_option("--max-timeout-ms", flags.max_timeout_ms, "--serve: largest per-case timeout a peer may ask for")
+      ->capture_default_str();
+  app.add_option("--secret-file", flags.secret_file,
+                 "shared secret (mode 600) both sides must hold: mutual HMAC-SHA256 authentication "
+                 "(default: $WIREZIP_SECRET_FILE)");
   app.add_option("--peer", flags.peer, "active side of a two-host run: HOST[:PORT] of the --serve side");
 }
 

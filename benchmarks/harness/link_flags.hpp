@@ -1,6 +1,7 @@
 #pragma once
 // The flags bench_rdma and bench_pipeline share: which transport and device, the bound on every
-// wait, and the two-host mode (--serve on one host, --peer on the other).
+// wait, and the two-host mode (--serve on one host, --peer on the other) with what a server
+// grants (--max-buffer, --allow-pages), where it listens (--bind) and the shared secret.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -21,13 +22,25 @@ struct LinkFlags {
   std::uint16_t port = 0;
   long idle_s = 120;
   std::string peer;
+  std::string bind;         // --serve: the address to listen on; empty = all
+  std::string max_buffer;   // --serve: empty = rdma::default_max_buffer()
+  std::string allow_pages = "4k,thp,hugetlb";
+  long max_timeout_ms = 600'000;
+  std::string secret_file;  // or WIREZIP_SECRET_FILE
 
-  // qps, device and timeout as LinkOptions; throws on values that are not positive.
+  // qps, device, timeout, limits and the secret as LinkOptions; throws on values out of range.
   rdma::LinkOptions options() const;
 };
 
 // Records in the JSON context whether both ends ran here or against a --serve peer.
 void add_link_context(const std::optional<std::string>& peer_host, std::uint16_t peer_port);
+// Two-host mode: opens one minimal link to the server to learn about its host, and records that
+// as peer_* context keys (so compare --group-by sees both ends of the link).
+void add_server_context(rdma::TransportKind kind, const rdma::LinkOptions& options, const std::string& host,
+                        std::uint16_t port);
+// --serve: the listener's first words. Anyone who can reach an unauthenticated port runs cases.
+void announce_listening(std::string_view binary, rdma::TransportKind kind, const LinkFlags& flags,
+                        std::uint16_t port);
 
 void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port, const std::string& transport_help);
 

@@ -29,13 +29,10 @@ rdma::Endpoint& PipelineLinks::sender(rdma::TransportKind kind, rdma::PagePolicy
   const Key key{kind, pages, bytes, config.depth};
   if (key_ == key) return *live_.link.first;
   drop();
-  rdma::LinkOptions options;
+  rdma::LinkOptions options = base;
   options.buffer_bytes = bytes;
   options.pages = pages;
   options.depth = config.depth;
-  options.qps = qps;
-  options.device = device;
-  options.timeout = timeout;
   if (peer_host) {
     live_.link.first = rdma::connect(kind, options, *peer_host, peer_port);
     peer_kind_ = kind;
@@ -50,15 +47,36 @@ rdma::Endpoint& PipelineLinks::sender(rdma::TransportKind kind, rdma::PagePolicy
 void PipelineLinks::finish() {
   try {
     drop();
-    if (peer_host && peer_kind_) {
-      rdma::LinkOptions options;
-      options.timeout = timeout;
-      rdma::send_quit(*peer_kind_, options, *peer_host, peer_port);
-    }
+    if (peer_host && peer_kind_) rdma::send_quit(*peer_kind_, base, *peer_host, peer_port);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_pipeline: closing: {}\n", e.what());
   }
 }
+
+namespace {
+
+// Counters of the stages alone and how close the pipeline came to what they allow: overlap is
+// bounded by the slowest stage, serial by the sum of the stages' times.
+void add_stage_counters(benchmark::State& state, const PipelineCase& c, const pipeline::StageRates& stages,
+                        double rate, double bytes) {
+  const bool two_hosts = c.links->peer_host.has_value();
+  // Decompression runs on the receiver: in two-host mode only its own figure is the stage.
+  const double decompress = two_hosts ? stages.receiver_decompress : stages.decompress;
+  state.counters["stage_compress"] = stages.compress;
+  state.counters["stage_decompress"] = decompress;
+  if (two_hosts) state.counters["stage_decompress_sender"] = stages.decompress;
+  state.counters["stage_link"] = stages.link;
+  // CPU the link alone costs per original byte: this process covers both ends in loopback; in
+  // two-host mode the receiver's own report is added (both ends share cores only in linkbed).
+  const double link_cpu = stages.link_sender_cpu + (two_hosts ? stages.link_receiver_cpu : 0);
+  state.counters["link_cpu_per_byte"] = link_cpu / bytes;
+  if (c.config.mode == pipeline::Mode::overlap)
+    state.counters["overlap_efficiency"] = rate / std::min({stages.compress, decompress, stages.link});
+  if (c.config.mode == pipeline::Mode::serial)
+    state.counters["serial_efficiency"] = rate * (1 / stages.compress + 1 / stages.link + 1 / decompress);
+}
+
+}  // namespace
 
 void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   const std::span<const std::byte> data(c.dataset->bytes);
@@ -76,9 +94,11 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   }
 
   double seconds = 0, compress_busy = 0, link_busy = 0, decompress_busy = 0;
-  std::uint64_t wire_bytes = 0;
+  std::uint64_t wire_bytes = 0, runs = 0;
   for (auto _ : state) {
     try {
+      // Outside the (manual) timing: the destination is cleared to a pattern of this case and run.
+      pipeline::prepare_run(*sender, c.seed * 8191 + static_cast<std::uint32_t>(runs++));
       const pipeline::Result r = pipeline::run_once(*sender, data.size(), c.config);
       state.SetIterationTime(r.seconds);
       seconds += r.seconds;
@@ -97,13 +117,14 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
     std::vector<std::byte> destination(data.size());
     sender->read_remote(0, destination);
     if (!std::equal(destination.begin(), destination.end(), data.begin()))
-      fail("verification: the receiver's destination differs from the source");
+      fail("verification: the receiver's destination differs from the source after the last run");
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
-    return;
+    return c.links->drop();
   }
 
-  const double rate = static_cast<double>(data.size()) * static_cast<double>(state.iterations()) / seconds;
+  const double bytes = static_cast<double>(data.size());
+  const double rate = bytes * static_cast<double>(state.iterations()) / seconds;
   state.SetBytesProcessed(static_cast<std::int64_t>(data.size() * state.iterations()));
   state.counters["ratio"] = c.config.mode == pipeline::Mode::raw ? 1.0 : stages.ratio;
   state.counters["wire_bytes"] = static_cast<double>(wire_bytes);
@@ -111,25 +132,29 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   state.counters["link_busy"] = link_busy / seconds;
   state.counters["decompress_busy"] = decompress_busy / seconds;
   state.counters["verified"] = 1;
-  if (c.config.mode != pipeline::Mode::raw) {
-    // Each stage alone, in original bytes per second, measured in this same run.
-    state.counters["stage_compress"] = stages.compress;
-    state.counters["stage_decompress"] = stages.decompress;
-    state.counters["stage_link"] = stages.link;
-    state.counters["overlap_efficiency"] = rate / std::min({stages.compress, stages.decompress, stages.link});
-  }
+  if (c.config.mode != pipeline::Mode::raw) add_stage_counters(state, c, stages, rate, bytes);
 }
 
-int serve_pipelines(rdma::TransportKind kind, const rdma::LinkOptions& options, std::uint16_t port,
-                    std::chrono::milliseconds idle) {
-  auto listener = rdma::listen(kind, options, "", port);
-  fmt::print("bench_pipeline: serving {} on port {}\n", rdma::transport_name(kind), listener->port());
-  std::fflush(stdout);
+int serve_pipelines(rdma::TransportKind kind, const LinkFlags& flags) {
+  const rdma::LinkOptions options = flags.options();
+  pipeline::ServeLimits limits;
+  limits.max_timeout = std::chrono::milliseconds(flags.max_timeout_ms);
+  limits.idle = std::chrono::seconds(flags.idle_s);
+  auto listener = rdma::listen(kind, options, flags.bind, flags.port);
+  announce_listening("bench_pipeline", kind, flags, listener->port());
   int served = 0;
-  while (auto endpoint = listener->accept(idle)) {
+  while (true) {
+    std::unique_ptr<rdma::Endpoint> endpoint;
+    try {
+      endpoint = listener->accept(limits.idle);
+    } catch (const rdma::PeerError& e) {
+      fmt::print(stderr, "bench_pipeline: {}\n", e.what());  // that peer is done; the next one is served
+      continue;
+    }
+    if (!endpoint) break;
     ++served;
     try {
-      pipeline::serve(*endpoint);
+      pipeline::serve(*endpoint, limits);
     } catch (const std::exception& e) {
       fmt::print(stderr, "bench_pipeline: link {} ended: {}\n", served, e.what());
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 
+#include "link_flags.hpp"
 #include "wirezip/datasets/dataset.hpp"
 #include "wirezip/pipeline/pipeline.hpp"
 #include "wirezip/pipeline/serve_thread.hpp"
@@ -17,9 +18,7 @@
 namespace wirezip::harness {
 
 struct PipelineLinks {
-  std::chrono::milliseconds timeout{10000};
-  int qps = 1;
-  std::string device;
+  rdma::LinkOptions base;                // timeout, qps, device, secret (buffer, pages, depth per case)
   std::optional<std::string> peer_host;  // two-host mode: the --serve side
   std::uint16_t peer_port = 0;
 
@@ -44,6 +43,7 @@ struct PipelineLinks {
 
 struct PipelineCase {
   PipelineLinks* links = nullptr;
+  std::uint32_t seed = 0;  // with the run number, the pattern the destination is cleared to
   rdma::TransportKind transport = rdma::TransportKind::tcp;
   rdma::PagePolicy pages = rdma::PagePolicy::small;
   pipeline::Config config;
@@ -55,8 +55,8 @@ struct PipelineCase {
 // receiver's destination is read back and compared with the source.
 void run_pipeline_case(benchmark::State& state, const PipelineCase& config);
 
-// The --serve side: accepts links one after another and serves each until its sender is done.
-int serve_pipelines(rdma::TransportKind kind, const rdma::LinkOptions& options, std::uint16_t port,
-                    std::chrono::milliseconds idle);
+// The --serve side: accepts links one after another and serves each until its sender is done;
+// a misbehaving peer or case is logged in one line and the next one served.
+int serve_pipelines(rdma::TransportKind kind, const LinkFlags& flags);
 
 }  // namespace wirezip::harness

@@ -38,6 +38,8 @@ rdma::Endpoint& LinkCache::sender(rdma::PagePolicy pages) {
       link_ = rdma::connect_loopback(run_.transport, options);
     pages_ = pages;
   }
+  // A server sees plain writes only on tcp: tell it at every case that this link is alive.
+  if (run_.peer_host) link_.first->post_write(0, 0, 0, rdma::kKeepaliveImm);
   return *link_.first;
 }
 
@@ -158,21 +160,33 @@ void run_memcpy_case(benchmark::State& state, const RdmaCase& config) {
   state.counters["first_touch_us"] = buffers->first.first_touch_us();
 }
 
-int serve_links(const RdmaRun& run, const std::string& bind_host, std::uint16_t port,
-                std::chrono::milliseconds idle) {
-  auto listener = rdma::listen(run.transport, run.options, bind_host, port);
-  fmt::print("bench_rdma: serving {} on port {}\n", rdma::transport_name(run.transport), listener->port());
-  std::fflush(stdout);
+int serve_links(const RdmaRun& run, const LinkFlags& flags) {
+  const auto idle = std::chrono::seconds(flags.idle_s);
+  auto listener = rdma::listen(run.transport, run.options, flags.bind, flags.port);
+  announce_listening("bench_rdma", run.transport, flags, listener->port());
   int served = 0;
-  while (auto endpoint = listener->accept(idle)) {
+  while (true) {
+    std::unique_ptr<rdma::Endpoint> endpoint;
+    try {
+      endpoint = listener->accept(idle);
+    } catch (const rdma::PeerError& e) {
+      fmt::print(stderr, "bench_rdma: {}\n", e.what());  // that peer is done; the next one is served
+      continue;
+    }
+    if (!endpoint) break;
     ++served;
-    // Writes are one-sided: just keep the link up until the peer goes away.
+    // Writes are one-sided: keep the link up until the peer goes away, says nothing for too long,
+    // or sends what a bench_rdma peer never sends.
     try {
       while (true) {
-        endpoint->poll_arrival();
+        if (auto arrival = endpoint->poll_arrival(); arrival && arrival->imm != rdma::kKeepaliveImm)
+          fail("unexpected message {:#x} from the peer", arrival->imm);
+        if (std::chrono::steady_clock::now() - endpoint->last_heard() > idle)
+          fail("the peer was silent for {} s (--idle-s)", flags.idle_s);
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      fmt::print(stderr, "bench_rdma: link {} ended: {}\n", served, e.what());
     }
   }
   return served;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "link_flags.hpp"
 #include "wirezip/rdma/transport.hpp"
 
 namespace wirezip::harness {
@@ -52,8 +53,10 @@ void run_rdma_case(benchmark::State& state, const RdmaCase& config);
 // The ceiling beside it: the same messages copied by memcpy between two buffers of the same pages.
 void run_memcpy_case(benchmark::State& state, const RdmaCase& config);
 
-// The passive side of two-host mode: accepts links one after another until the peer quits or no
-// peer comes for `idle`; keeps each alive until its peer disconnects. Returns the number served.
-int serve_links(const RdmaRun& run, const std::string& bind_host, std::uint16_t port, std::chrono::milliseconds idle);
+// The passive side of two-host mode: accepts links one after another until an (authenticated)
+// peer quits or no peer comes for --idle-s; keeps each alive until its peer disconnects or stays
+// silent that long. A misbehaving peer is logged in one line and the next one served. Returns
+// the number of links served.
+int serve_links(const RdmaRun& run, const LinkFlags& flags);
 
 }  // namespace wirezip::harness

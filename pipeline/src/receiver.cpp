@@ -1,6 +1,9 @@
 // The receiving side: this thread takes arrivals and sends credits (it alone touches the endpoint);
-// decompression workers turn arrived slots into the destination, checking every chunk.
+// decompression workers turn arrived slots into the destination, checking every chunk. Every
+// immediate and slot header from the sender is checked here before it is used: a slot must be one
+// of the case's, not already in use, and hold a header that matches the case.
 #include <atomic>
+#include <ctime>
 #include <exception>
 #include <fmt/format.h>
 #include <thread>
@@ -15,6 +18,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::microseconds kWait{500};  // see sender.cpp
+
+std::uint64_t process_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
 
 struct Decoded {
   std::size_t slot, index;
@@ -31,21 +40,31 @@ class ReceiverCase {
       : endpoint_(endpoint), record_(std::move(record)), config_(record_.config),
         chunks_(wire::chunk_count(record_.data_bytes, config_.chunk_bytes)),
         slots_at_(slots_offset(record_.data_bytes)), slot_bytes_(wire::slot_bytes(config_)),
-        tag_(wire::codec_tag(config_.codec_spec)) {
-    if (slots_at_ + config_.depth * slot_bytes_ > endpoint.buffer().bytes().size())
-      fail("pipeline: this side's buffer is smaller than the tensor plus {} slots", config_.depth);
-  }
+        tag_(wire::codec_tag(config_.codec_spec)) {}
 
-  // One run: every chunk exactly once, then "finished" with the decompress busy time.
+  // One run: every chunk exactly once, then "finished" with the run's report.
   void run(const rdma::Arrival& first);
-  const std::string& codec_spec() const { return config_.codec_spec; }
+  std::span<std::byte> destination() const { return endpoint_.buffer().bytes().first(record_.data_bytes); }
 
  private:
+  // Decodes the chunk in `slot`; `index` is set as soon as its header names it.
   void decode(codecs::Codec& codec, std::size_t slot, std::size_t& index);
-  void credit(std::size_t slot) { endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::credit, slot, 0)); }
+  void credit(std::size_t slot) {
+    slot_busy_[slot] = false;
+    endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::credit, slot, 0));
+  }
   void mark(std::size_t index) {
-    if (index >= chunks_ || seen_[index]) fail("pipeline: chunk {} arrived twice or is out of range", index);
+    if (index >= chunks_ || seen_[index]) fail("chunk {} arrived twice or is out of range (of {})", index, chunks_);
     seen_[index] = true;
+  }
+  // A chunk notification's slot: one of the case's, and free (its last chunk credited).
+  std::size_t claim_slot(std::uint32_t imm) {
+    const std::size_t slot = wire::slot_of(imm);
+    const std::size_t window = config_.mode == Mode::serial ? 1 : config_.depth;
+    if (slot >= window) fail("chunk notification names slot {}, the case has {}", slot, window);
+    if (slot_busy_[slot]) fail("chunk notification for slot {} before its credit went back", slot);
+    slot_busy_[slot] = true;
+    return slot;
   }
 
   rdma::Endpoint& endpoint_;
@@ -53,32 +72,40 @@ class ReceiverCase {
   const Config& config_;
   const std::size_t chunks_, slots_at_, slot_bytes_;
   const std::uint32_t tag_;
-  std::vector<bool> seen_;
+  std::vector<bool> seen_, slot_busy_;
 };
 
 void ReceiverCase::decode(codecs::Codec& codec, std::size_t slot, std::size_t& index) {
   const auto bytes = endpoint_.buffer().bytes();
   const auto in = bytes.subspan(slots_at_ + slot * slot_bytes_, slot_bytes_);
   const wire::ChunkHeader header = wire::read_header(in);
+  if (header.index >= chunks_) fail("chunk header.index = {} of {} chunks", header.index, chunks_);
   index = header.index;
-  if (header.index >= chunks_) fail("chunk index {} of {}", header.index, chunks_);
   const std::size_t expected = std::min(config_.chunk_bytes, record_.data_bytes - header.index * config_.chunk_bytes);
-  if (header.original_bytes != expected || header.compressed_bytes > slot_bytes_ - wire::kChunkHeaderSize ||
-      header.codec_tag != tag_)
-    fail("chunk {}: header does not match the case (sizes {} / {}, codec tag)", header.index,
-         header.original_bytes, header.compressed_bytes);
+  if (header.original_bytes != expected) fail("chunk {}: header.original_bytes = {}, expected {}", header.index, header.original_bytes, expected);
+  if (header.compressed_bytes > slot_bytes_ - wire::kChunkHeaderSize)
+    fail("chunk {}: header.compressed_bytes = {} is over the {}-byte slot", header.index, header.compressed_bytes, slot_bytes_);
+  if (header.codec_tag != tag_) fail("chunk {}: header.codec_tag = {:#x} is not this case's codec", header.index, header.codec_tag);
   const auto out = bytes.subspan(header.index * config_.chunk_bytes, expected);
-  codec.decompress(in.subspan(wire::kChunkHeaderSize, header.compressed_bytes), out);
+  const std::size_t restored = codec.decompress(in.subspan(wire::kChunkHeaderSize, header.compressed_bytes), out);
+  if (restored != expected) fail("chunk {}: decompression restored {} bytes, expected {}", header.index, restored, expected);
   if (wire::checksum(out) != header.checksum) fail("chunk {}: checksum mismatch after decompression", header.index);
 }
 
 void ReceiverCase::run(const rdma::Arrival& first) {
   seen_.assign(chunks_, false);
+  slot_busy_.assign(config_.depth, false);
+  const std::uint64_t cpu_at_start = process_cpu_ns();
   WorkQueue<std::size_t> todo;
   WorkQueue<Decoded> done;
   std::atomic<std::int64_t> busy_ns{0};
   std::mutex error_mutex;
   std::optional<ChunkError> error;
+  auto timed_decode = [&](codecs::Codec& codec, std::size_t slot, std::size_t& index) {
+    const auto t0 = Clock::now();
+    decode(codec, slot, index);
+    busy_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+  };
 
   auto work = [&] {
     auto codec = codecs::make_codec(config_.codec_spec);
@@ -90,13 +117,11 @@ void ReceiverCase::run(const rdma::Arrival& first) {
       }
       std::size_t index = wire::kMaxValue;
       try {
-        const auto t0 = Clock::now();
-        decode(*codec, *slot, index);
-        busy_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+        timed_decode(*codec, *slot, index);
         done.push({*slot, index});
       } catch (const std::exception& e) {
         std::lock_guard lock(error_mutex);
-        if (!error) error = ChunkError{std::min<std::size_t>(index, wire::kMaxValue), e.what()};
+        if (!error) error = ChunkError{index, e.what()};
         done.close();
         return;
       }
@@ -106,7 +131,7 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   // One worker decodes on this thread as each chunk arrives: no hand-off, no context switch.
   const bool inline_decode = config_.mode == Mode::serial || config_.workers == 1;
   std::unique_ptr<codecs::Codec> inline_codec;
-  if (inline_decode) inline_codec = codecs::make_codec(config_.codec_spec);
+  if (config_.mode != Mode::raw && inline_decode) inline_codec = codecs::make_codec(config_.codec_spec);
   std::vector<std::jthread> workers;
   if (config_.mode != Mode::raw && !inline_decode)
     for (int w = 0; w < config_.workers; ++w) workers.emplace_back(work);
@@ -117,34 +142,41 @@ void ReceiverCase::run(const rdma::Arrival& first) {
 
   std::size_t arrived = 0, completed = 0;
   auto last_progress = Clock::now();
+  auto report_failure = [&](std::size_t index, const std::string& what) {
+    endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::failed, 0, std::min<std::size_t>(index, wire::kMaxValue)));
+    fail("pipeline: chunk {} failed: {}", std::min<std::size_t>(index, wire::kMaxValue), what);
+  };
   auto handle = [&](const rdma::Arrival& arrival) {
-    if (wire::kind_of(arrival.imm) != wire::Kind::chunk)
+    if (wire::kind_of(arrival.imm) != wire::Kind::chunk) {
+      if (arrival.imm == rdma::kKeepaliveImm) return;
       fail("pipeline: unexpected message {:#x} in the middle of a run", arrival.imm);
+    }
     last_progress = Clock::now();
     ++arrived;
-    if (config_.mode == Mode::raw) {  // the bytes are already in place
-      mark(wire::value_of(arrival.imm));
-      credit(wire::slot_of(arrival.imm));
-      ++completed;
-    } else if (inline_decode) {
-      std::size_t index = wire::kMaxValue;
-      try {
-        const auto t0 = Clock::now();
-        decode(*inline_codec, wire::slot_of(arrival.imm), index);
-        busy_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-      } catch (const std::exception& e) {
-        endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::failed, 0, std::min<std::size_t>(index, wire::kMaxValue)));
-        fail("pipeline: chunk {} failed: {}", std::min<std::size_t>(index, wire::kMaxValue), e.what());
+    std::size_t index = wire::kMaxValue;
+    try {
+      const std::size_t slot = claim_slot(arrival.imm);
+      if (config_.mode == Mode::raw) {  // the bytes are already in place
+        mark(index = wire::value_of(arrival.imm));
+      } else if (inline_decode) {
+        timed_decode(*inline_codec, slot, index);
+        mark(index);
+      } else {
+        todo.push(slot);
+        return;
       }
-      mark(index);
-      credit(wire::slot_of(arrival.imm));
+      credit(slot);
       ++completed;
-    } else {
-      todo.push(wire::slot_of(arrival.imm));
+    } catch (const std::exception& e) {
+      report_failure(index, e.what());
     }
   };
   auto finish = [&](const Decoded& decoded) {
-    mark(decoded.index);
+    try {
+      mark(decoded.index);
+    } catch (const std::exception& e) {
+      report_failure(decoded.index, e.what());
+    }
     credit(decoded.slot);
     ++completed;
     last_progress = Clock::now();
@@ -163,33 +195,45 @@ void ReceiverCase::run(const rdma::Arrival& first) {
     while (auto decoded = done.try_pop()) finish(*decoded);
     {
       std::lock_guard lock(error_mutex);
-      if (error) {
-        endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::failed, 0, error->index));
-        fail("pipeline: chunk {} failed: {}", error->index, error->what);
-      }
+      if (error) report_failure(error->index, error->what);
     }
     if (Clock::now() - last_progress > config_.timeout)
       fail("pipeline: nothing arrived for {} ms ({} of {} chunks done)", config_.timeout.count(), completed, chunks_);
   }
-  const auto units = static_cast<std::size_t>(busy_ns.load() / 100'000);
-  endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::finished, 0, std::min<std::size_t>(units, wire::kMaxValue)));
+  // The report goes into the sender's slot 0, the same offset as ours: free once every chunk is back.
+  const wire::RunReport report{.decode_ns = static_cast<std::uint64_t>(busy_ns.load()),
+                               .decoded_bytes = config_.mode == Mode::raw ? 0 : record_.data_bytes,
+                               .cpu_ns = process_cpu_ns() - cpu_at_start};
+  wire::write_report(report, endpoint_.buffer().bytes().subspan(slots_at_, wire::kRunReportSize));
+  endpoint_.post_write(slots_at_, slots_at_, wire::kRunReportSize, wire::imm(wire::Kind::finished, 0, 0));
 }
 
 }  // namespace
 
-void serve(rdma::Endpoint& receiver) {
+void serve(rdma::Endpoint& receiver, const ServeLimits& limits) {
   std::optional<ReceiverCase> current;
+  const std::size_t buffer = receiver.buffer().bytes().size();
   while (true) {
-    // Idle between cases is unbounded; a failed link throws.
     std::optional<rdma::Arrival> arrival = receiver.wait_arrival_for(std::chrono::milliseconds(10));
-    if (!arrival) continue;
+    if (!arrival) {
+      if (Clock::now() - receiver.last_heard() > limits.idle)
+        fail("pipeline: the sender was silent for {} s (--idle-s)", limits.idle.count() / 1000);
+      continue;
+    }
     switch (wire::kind_of(arrival->imm)) {
       case wire::Kind::start:
+        if (arrival->length == 0) {  // a run begins: stale bytes must not pass for delivered ones
+          if (!current) fail("pipeline: a run was announced before any case");
+          wire::fill_pattern(current->destination(), static_cast<std::uint32_t>(wire::value_of(arrival->imm)));
+          receiver.post_write(0, 0, 0, wire::imm(wire::Kind::ready, 0, 0));
+          break;
+        }
         current.reset();
         try {
           // The record lands at offset 0, a place both sides know before any size is agreed.
-          current.emplace(receiver, wire::read_case(receiver.buffer().bytes().first(wire::kCaseRecordMax)));
-          codecs::make_codec(current->codec_spec());  // refuse an unknown codec now, not mid-run
+          if (arrival->offset != 0 || arrival->length > wire::kCaseRecordMax)
+            fail("case record of {} bytes at offset {}", arrival->length, arrival->offset);
+          current.emplace(receiver, wire::read_case(receiver.buffer().bytes().first(arrival->length), limits, buffer));
         } catch (const std::exception& e) {
           current.reset();
           fmt::print(stderr, "pipeline receiver: refusing the case: {}\n", e.what());
@@ -205,6 +249,7 @@ void serve(rdma::Endpoint& receiver) {
       case wire::Kind::stop:
         return;
       default:
+        if (arrival->imm == rdma::kKeepaliveImm) break;
         fail("pipeline: unexpected message {:#x} from the sender", arrival->imm);
     }
   }

@@ -1,6 +1,9 @@
 // The sending side: compression workers fill free slots, this thread writes finished slots to the
-// receiver and turns credits back into free slots. Only this thread touches the endpoint.
+// receiver and turns credits back into free slots. Only this thread touches the endpoint. What the
+// receiver sends back is checked before it is used: a credit must name a slot that is out (once),
+// "finished" must come after every credit and carry a sound report.
 #include <atomic>
+#include <ctime>
 #include <exception>
 #include <thread>
 
@@ -21,17 +24,23 @@ struct Finished {
   std::size_t slot, index, bytes;  // bytes: header + frame
 };
 
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 // The sender's view of one run: slots, credits and the link-busy clock.
 class SenderRun {
  public:
   SenderRun(rdma::Endpoint& endpoint, std::size_t data_bytes, const Config& config)
       : endpoint_(endpoint), config_(config), data_bytes_(data_bytes),
         chunks_(wire::chunk_count(data_bytes, config.chunk_bytes)), slots_at_(slots_offset(data_bytes)),
-        slot_bytes_(wire::slot_bytes(config)), last_progress_(Clock::now()), last_sample_(last_progress_),
-        busy_at_start_(endpoint.busy_seconds()) {
+        slot_bytes_(wire::slot_bytes(config)), outstanding_(config.depth, false), last_progress_(Clock::now()),
+        last_sample_(last_progress_), busy_at_start_(endpoint.busy_seconds()), cpu_at_start_(process_cpu_seconds()) {
     if (chunks_ > wire::kMaxValue) fail("pipeline: {} chunks is more than one run can count", chunks_);
-    if (slots_at_ + config.depth * slot_bytes_ > endpoint.buffer().bytes().size() ||
-        slots_at_ + config.depth * slot_bytes_ > endpoint.remote_buffer_bytes())
+    const std::size_t needed = wire::buffer_bytes(config, data_bytes);
+    if (needed > endpoint.buffer().bytes().size() || needed > endpoint.remote_buffer_bytes())
       fail("pipeline: link buffers are smaller than the tensor plus {} slots", config.depth);
   }
 
@@ -47,6 +56,7 @@ class SenderRun {
   }
 
   void post_slot(std::size_t s, std::size_t index, std::size_t bytes) {
+    send_out(s);
     endpoint_.post_write(slots_at_ + s * slot_bytes_, slots_at_ + s * slot_bytes_, bytes,
                          wire::imm(wire::Kind::chunk, s, index));
     wire_bytes_ += bytes;
@@ -54,6 +64,7 @@ class SenderRun {
     progress();
   }
   void post_raw(std::size_t s, std::size_t index) {
+    send_out(s);
     const std::size_t at = index * config_.chunk_bytes;
     endpoint_.post_write(at, at, chunk_length(index), wire::imm(wire::Kind::chunk, s, index));
     wire_bytes_ += chunk_length(index);
@@ -71,12 +82,20 @@ class SenderRun {
       any = true;
       progress();
       switch (wire::kind_of(arrival->imm)) {
-        case wire::Kind::credit:
+        case wire::Kind::credit: {
+          const std::size_t s = wire::slot_of(arrival->imm);
+          if (s >= outstanding_.size() || !outstanding_[s])
+            fail("pipeline: the receiver sent a credit for slot {}, which is not out", s);
+          outstanding_[s] = false;
           ++credits_;
-          on_credit(wire::slot_of(arrival->imm));
+          on_credit(s);
           break;
+        }
         case wire::Kind::finished:
-          decompress_busy_units_ = wire::value_of(arrival->imm);
+          if (credits_ != chunks_ || finished_)
+            fail("pipeline: the receiver said finished with {} of {} credits back", credits_, chunks_);
+          if (arrival->length != wire::kRunReportSize) fail("pipeline: a run report of {} bytes", arrival->length);
+          report_ = wire::read_report(slot(0), data_bytes_, config_.mode == Mode::raw);
           finished_ = true;
           break;
         case wire::Kind::failed:
@@ -104,12 +123,19 @@ class SenderRun {
     // Exact where the transport tracks it; else the sender's samples between its own waits.
     const auto busy_now = endpoint_.busy_seconds();
     r.link_busy = (busy_now && busy_at_start_ ? *busy_now - *busy_at_start_ : link_busy_seconds_) / r.seconds;
-    r.decompress_busy = decompress_busy_units_ * 1e-4 / (r.seconds * workers);
+    r.decompress_seconds = static_cast<double>(report_.decode_ns) * 1e-9;
+    r.decompress_busy = r.decompress_seconds / (r.seconds * workers);
+    r.sender_cpu_seconds = process_cpu_seconds() - cpu_at_start_;
+    r.receiver_cpu_seconds = static_cast<double>(report_.cpu_ns) * 1e-9;
     return r;
   }
 
  private:
   void progress() { last_progress_ = Clock::now(); }
+  void send_out(std::size_t s) {
+    if (outstanding_[s]) fail("pipeline: slot {} reused before its credit", s);  // a bug here, not the peer
+    outstanding_[s] = true;
+  }
   // Link busy, where the transport cannot say: time between samples while a write was in flight
   // at the earlier sample.
   void sample_link() {
@@ -122,11 +148,14 @@ class SenderRun {
   rdma::Endpoint& endpoint_;
   const Config& config_;
   const std::size_t data_bytes_, chunks_, slots_at_, slot_bytes_;
-  std::size_t credits_ = 0, posted_ = 0, wire_bytes_ = 0, decompress_busy_units_ = 0;
+  std::size_t credits_ = 0, posted_ = 0, wire_bytes_ = 0;
+  std::vector<bool> outstanding_;  // slots written and not yet credited
+  wire::RunReport report_;
   bool finished_ = false, was_in_flight_ = false;
   double link_busy_seconds_ = 0;
   Clock::time_point last_progress_, last_sample_;
   const std::optional<double> busy_at_start_;
+  const double cpu_at_start_;
 };
 
 // Compresses chunk `index` into slot `s`: header, then frame. Returns header + frame bytes.
@@ -266,6 +295,16 @@ Result run_overlap(SenderRun& run, const Config& config) {
 
 }  // namespace
 
+namespace {
+// The receiver's answer to "start": ready, or failed (it refused, and its log says why).
+void expect_ready(rdma::Endpoint& sender, const char* what) {
+  const rdma::Arrival reply = sender.wait_arrival();
+  if (wire::kind_of(reply.imm) == wire::Kind::failed) fail("pipeline: the receiver refused {}; its log says why", what);
+  if (reply.imm != wire::imm(wire::Kind::ready, 0, 0))
+    fail("pipeline: the receiver answered {} with {:#x}", what, reply.imm);
+}
+}  // namespace
+
 void start_case(rdma::Endpoint& sender, std::size_t data_bytes, const Config& config) {
   if (config.depth == 0 || config.depth > wire::kMaxSlots) fail("pipeline: depth must be in [1, {}]", wire::kMaxSlots);
   if (config.workers <= 0 || config.chunk_bytes == 0 || data_bytes == 0)
@@ -274,9 +313,12 @@ void start_case(rdma::Endpoint& sender, std::size_t data_bytes, const Config& co
   // Staged in our slot 0, written to the receiver's offset 0: the one place it knows to look.
   const std::size_t used = wire::write_case({config, data_bytes}, run.slot(0));
   sender.post_write(slots_offset(data_bytes), 0, used, wire::imm(wire::Kind::start, 0, 0));
-  const rdma::Arrival reply = sender.wait_arrival();
-  if (wire::kind_of(reply.imm) != wire::Kind::ready)
-    fail("pipeline: the receiver refused the case (codec '{}'); its log says why", config.codec_spec);
+  expect_ready(sender, "the case");
+}
+
+void prepare_run(rdma::Endpoint& sender, std::uint32_t seed) {
+  sender.post_write(0, 0, 0, wire::imm(wire::Kind::start, 0, seed & wire::kMaxValue));
+  expect_ready(sender, "to clear its destination");
 }
 
 void stop_serving(rdma::Endpoint& sender) {

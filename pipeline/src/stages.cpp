@@ -55,10 +55,6 @@ std::string_view mode_name(Mode mode) {
   return "unknown";
 }
 
-std::size_t link_buffer_bytes(const Config& config, std::size_t data_bytes) {
-  return slots_offset(data_bytes) + config.depth * wire::slot_bytes(config);
-}
-
 StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> data, const Config& config) {
   const std::size_t chunks = wire::chunk_count(data.size(), config.chunk_bytes);
   auto chunk = [&](std::size_t i) { return data.subspan(i * config.chunk_bytes, std::min(config.chunk_bytes, data.size() - i * config.chunk_bytes)); };
@@ -85,11 +81,22 @@ StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> dat
     wire_sizes[i] = wire::kChunkHeaderSize + sizes[i];
   }
   rates.ratio = bytes / static_cast<double>(compressed);
-  // The link alone, carrying exactly these compressed chunks; then the case is restored.
+  // The link alone, carrying exactly these compressed chunks, and what it costs in CPU.
   Config link_only = config;
   link_only.mode = Mode::raw;
   start_case(sender, data.size(), link_only);
-  rates.link = bytes / run_once(sender, data.size(), link_only, &wire_sizes).seconds;
+  const Result link = run_once(sender, data.size(), link_only, &wire_sizes);
+  rates.link = bytes / link.seconds;
+  rates.link_sender_cpu = link.sender_cpu_seconds;
+  rates.link_receiver_cpu = link.receiver_cpu_seconds;
+  // Decompression where it happens: one serial run, the receiver decoding one chunk at a time
+  // while nothing else runs there. Then the case is restored.
+  Config serial = config;
+  serial.mode = Mode::serial;
+  start_case(sender, data.size(), serial);
+  const Result decode = run_once(sender, data.size(), serial);
+  if (decode.decompress_seconds <= 0) fail("pipeline: the receiver reported no decoding time");
+  rates.receiver_decompress = bytes / decode.decompress_seconds;
   start_case(sender, data.size(), config);
   return rates;
 }

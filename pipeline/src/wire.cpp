@@ -4,16 +4,25 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "wirezip/codecs/registry.hpp"
+#include "wirezip/util/checked.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/little_endian.hpp"
 
 namespace wirezip::pipeline::wire {
 namespace {
 
-constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
-constexpr std::uint32_t kCaseMagic = 0x45534143;   // "CASE"
+constexpr std::uint32_t kChunkMagic = 0x4b4e4843;   // "CHNK"
+constexpr std::uint32_t kCaseMagic = 0x32534143;    // "CAS2"
+constexpr std::uint32_t kReportMagic = 0x54504552;  // "REPT"
+constexpr std::size_t kCaseFixed = 48;
+
+template <typename T>
+void in_range(const char* field, T value, T low, T high) {
+  if (value < low || value > high) fail("case.{} = {} is outside [{}, {}]", field, value, low, high);
+}
 
 }  // namespace
 
@@ -36,7 +45,9 @@ void write_header(const ChunkHeader& header, std::span<std::byte> out) {
 }
 
 ChunkHeader read_header(std::span<const std::byte> in) {
-  if (in.size() < kChunkHeaderSize || load_le<std::uint32_t>(in, 0) != kChunkMagic) fail("pipeline: slot holds no chunk header");
+  if (in.size() < kChunkHeaderSize) fail("chunk header: {} bytes, expected {}", in.size(), kChunkHeaderSize);
+  if (const auto magic = load_le<std::uint32_t>(in, 0); magic != kChunkMagic)
+    fail("chunk header.magic = {:#010x}: the slot holds no chunk", magic);
   return {load_le<std::uint32_t>(in, 4), load_le<std::uint32_t>(in, 8),
           load_le<std::uint32_t>(in, 12), load_le<std::uint32_t>(in, 16), load_le<std::uint64_t>(in, 24)};
 }
@@ -47,8 +58,8 @@ std::uint64_t checksum(std::span<const std::byte> bytes) { return XXH3_64bits(by
 
 std::size_t write_case(const CaseRecord& record, std::span<std::byte> out) {
   const Config& c = record.config;
-  const std::size_t used = 48 + c.codec_spec.size();
-  if (used > kCaseRecordMax || out.size() < used) fail("pipeline: codec spec too long for the case record");
+  const std::size_t used = kCaseFixed + c.codec_spec.size();
+  if (c.codec_spec.size() > kMaxCodecSpec || out.size() < used) fail("pipeline: codec spec too long for the case record");
   store_le<std::uint32_t>(out, 0, kCaseMagic);
   store_le<std::uint32_t>(out, 4, static_cast<std::uint64_t>(c.mode));
   store_le<std::uint64_t>(out, 8, c.chunk_bytes);
@@ -57,38 +68,99 @@ std::size_t write_case(const CaseRecord& record, std::span<std::byte> out) {
   store_le<std::uint64_t>(out, 28, static_cast<std::uint64_t>(c.timeout.count()));
   store_le<std::uint64_t>(out, 36, record.data_bytes);
   store_le<std::uint32_t>(out, 44, c.codec_spec.size());
-  std::memcpy(out.data() + 48, c.codec_spec.data(), c.codec_spec.size());
+  std::memcpy(out.data() + kCaseFixed, c.codec_spec.data(), c.codec_spec.size());
   return used;
 }
 
-CaseRecord read_case(std::span<const std::byte> in) {
-  if (in.size() < 48 || load_le<std::uint32_t>(in, 0) != kCaseMagic) fail("pipeline: bad case record from the sender");
+CaseRecord read_case(std::span<const std::byte> in, const ServeLimits& limits, std::size_t buffer) {
+  if (in.size() < kCaseFixed) fail("case record: {} bytes, at least {} expected", in.size(), kCaseFixed);
+  if (const auto magic = load_le<std::uint32_t>(in, 0); magic != kCaseMagic)
+    fail("case.magic = {:#010x} is not a case record of this wirezip version", magic);
   CaseRecord record;
   Config& c = record.config;
   const auto mode = load_le<std::uint32_t>(in, 4);
-  if (mode > static_cast<std::uint64_t>(Mode::overlap)) fail("pipeline: unknown mode {} in the case record", mode);
+  in_range<std::uint32_t>("mode", mode, 0, static_cast<std::uint32_t>(Mode::overlap));
   c.mode = static_cast<Mode>(mode);
   c.chunk_bytes = load_le<std::uint64_t>(in, 8);
+  in_range<std::size_t>("chunk_bytes", c.chunk_bytes, 1, limits.max_chunk);
   c.depth = load_le<std::uint64_t>(in, 16);
-  c.workers = static_cast<int>(load_le<std::uint32_t>(in, 24));
-  c.timeout = std::chrono::milliseconds(load_le<std::uint64_t>(in, 28));
+  in_range<std::size_t>("depth", c.depth, 1, kMaxSlots);
+  const auto workers = load_le<std::uint32_t>(in, 24);
+  in_range<std::uint32_t>("workers", workers, 1, static_cast<std::uint32_t>(limits.workers_allowed()));
+  c.workers = static_cast<int>(workers);
+  const auto timeout = load_le<std::uint64_t>(in, 28);
+  in_range<std::uint64_t>("timeout_ms", timeout, 1, static_cast<std::uint64_t>(limits.max_timeout.count()));
+  c.timeout = std::chrono::milliseconds(timeout);
   record.data_bytes = load_le<std::uint64_t>(in, 36);
+  in_range<std::size_t>("data_bytes", record.data_bytes, 1, buffer);
   const std::size_t spec_size = load_le<std::uint32_t>(in, 44);
-  if (48 + spec_size > std::min(in.size(), kCaseRecordMax)) fail("pipeline: truncated case record");
-  c.codec_spec.assign(reinterpret_cast<const char*>(in.data()) + 48, spec_size);
-  if (c.chunk_bytes == 0 || c.depth == 0 || c.depth > kMaxSlots || c.workers <= 0)
-    fail("pipeline: case record has chunk {} depth {} workers {}", c.chunk_bytes, c.depth, c.workers);
+  in_range<std::size_t>("codec_spec_length", spec_size, 0, std::min(kMaxCodecSpec, in.size() - kCaseFixed));
+  c.codec_spec.assign(reinterpret_cast<const char*>(in.data()) + kCaseFixed, spec_size);
+  if (!std::all_of(c.codec_spec.begin(), c.codec_spec.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; }))
+    fail("case.codec_spec has bytes that are not printable");
+  if (c.mode != Mode::raw && c.codec_spec.empty()) fail("case.codec_spec is empty in {} mode", mode_name(c.mode));
+  if (!c.codec_spec.empty()) codecs::make_codec(c.codec_spec);  // an unknown codec is refused now, not mid-run
+  const std::size_t chunks = chunk_count(record.data_bytes, c.chunk_bytes);
+  if (chunks > kMaxValue) fail("case: {} chunks, at most {} per run", chunks, kMaxValue);
+  if (const std::size_t needed = buffer_bytes(c, record.data_bytes); needed > buffer)
+    fail("case: the tensor and {} slots need {} bytes, the link buffer has {}", c.depth, needed, buffer);
   return record;
 }
 
+void write_report(const RunReport& report, std::span<std::byte> out) {
+  store_le<std::uint32_t>(out, 0, kReportMagic);
+  store_le<std::uint64_t>(out, 8, report.decode_ns);
+  store_le<std::uint64_t>(out, 16, report.decoded_bytes);
+  store_le<std::uint64_t>(out, 24, report.cpu_ns);
+}
+
+RunReport read_report(std::span<const std::byte> in, std::size_t data_bytes, bool raw) {
+  if (in.size() < kRunReportSize) fail("run report: {} bytes, expected {}", in.size(), kRunReportSize);
+  if (const auto magic = load_le<std::uint32_t>(in, 0); magic != kReportMagic) fail("run report.magic = {:#010x}", magic);
+  const RunReport report{load_le<std::uint64_t>(in, 8), load_le<std::uint64_t>(in, 16), load_le<std::uint64_t>(in, 24)};
+  if (report.decoded_bytes != (raw ? 0 : data_bytes))
+    fail("run report.decoded_bytes = {}, the run moved {}", report.decoded_bytes, raw ? 0 : data_bytes);
+  return report;
+}
+
 std::size_t chunk_count(std::size_t data_bytes, std::size_t chunk_bytes) {
-  return (data_bytes + chunk_bytes - 1) / chunk_bytes;
+  if (chunk_bytes == 0) fail("pipeline: chunk size 0");
+  return data_bytes / chunk_bytes + (data_bytes % chunk_bytes != 0);
 }
 
 std::size_t slot_bytes(const Config& config) {
-  const auto codec = codecs::make_codec(config.codec_spec);
-  const std::size_t payload = std::max(codec->max_compressed_size(config.chunk_bytes), kCaseRecordMax);
-  return (kChunkHeaderSize + payload + 63) / 64 * 64;
+  // Raw cases stage only the case record in a slot; the rest of their chunks go in place.
+  std::size_t payload = kCaseRecordMax;
+  if (!config.codec_spec.empty()) {
+    if (config.chunk_bytes > (std::size_t{1} << 32) - 1)
+      fail("pipeline: chunk size {} is over what a chunk header can describe", config.chunk_bytes);
+    payload = std::max(codecs::make_codec(config.codec_spec)->max_compressed_size(config.chunk_bytes), payload);
+  }
+  return checked_add(kChunkHeaderSize, payload, "slot size") / 64 * 64 + 64;
+}
+
+std::size_t buffer_bytes(const Config& config, std::size_t data_bytes) {
+  return checked_add(slots_offset(data_bytes), checked_mul(config.depth, slot_bytes(config), "slots"), "link buffer");
+}
+
+void fill_pattern(std::span<std::byte> bytes, std::uint32_t seed) {
+  std::uint64_t x = 0x9e3779b97f4a7c15ull * (seed + 0x51ed27ull);
+  for (std::size_t i = 0; i < bytes.size(); i += 8) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;  // an LCG: cheap, and no tensor looks like it
+    std::memcpy(bytes.data() + i, &x, std::min<std::size_t>(8, bytes.size() - i));
+  }
 }
 
 }  // namespace wirezip::pipeline::wire
+
+namespace wirezip::pipeline {
+
+std::size_t slots_offset(std::size_t data_bytes) { return checked_add(data_bytes, 4095, "tensor size") / 4096 * 4096; }
+
+std::size_t link_buffer_bytes(const Config& config, std::size_t data_bytes) { return wire::buffer_bytes(config, data_bytes); }
+
+int ServeLimits::workers_allowed() const {
+  return max_workers > 0 ? max_workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace wirezip::pipeline

@@ -1,6 +1,9 @@
 #pragma once
 // Internal: what travels besides the data. Immediates name what a write means; a chunk header
-// leads every compressed slot; the case record tells the receiver how to decode.
+// leads every compressed slot; the case record tells the receiver how to decode; the run report
+// comes back with "finished". The readers here are the pipeline's trust boundary: each checks
+// every field against the reading side's own limits (sizes with overflow-checked arithmetic) and
+// throws wirezip::Error naming the field and its value. docs/PROTOCOL.md has the layouts.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -10,14 +13,16 @@
 
 namespace wirezip::pipeline::wire {
 
-// Immediate: kind (3 bits) | slot (8 bits) | value (21 bits: chunk index, or a count).
+// Immediate: kind (3 bits) | slot (8 bits) | value (21 bits: chunk index, or a seed). Kind 0 is
+// the link's own session layer (keepalives), never the pipeline's.
 enum class Kind : std::uint32_t {
   chunk = 1,     // sender -> receiver: slot holds a chunk (raw: value is the chunk index)
-  start = 2,     // sender -> receiver: slot 0 holds a case record
+  start = 2,     // sender -> receiver: with bytes, offset 0 holds a case record; without, a run
+                 // begins: fill the destination with the pattern of seed `value`
   credit = 3,    // receiver -> sender: slot is free again
-  finished = 4,  // receiver -> sender: run complete; value = decompress busy time in 100 us units
+  finished = 4,  // receiver -> sender: run complete; the bytes are its RunReport
   failed = 5,    // receiver -> sender: a chunk failed; value = its index
-  ready = 6,     // receiver -> sender: case record accepted
+  ready = 6,     // receiver -> sender: case record accepted, or destination filled
   stop = 7,      // sender -> receiver: no more cases; serve() returns
 };
 inline constexpr std::size_t kMaxSlots = 256;
@@ -38,7 +43,7 @@ struct ChunkHeader {
 };
 inline constexpr std::size_t kChunkHeaderSize = 32;
 void write_header(const ChunkHeader& header, std::span<std::byte> out);
-ChunkHeader read_header(std::span<const std::byte> in);  // throws on a bad magic
+ChunkHeader read_header(std::span<const std::byte> in);  // checks the magic; the case checks the rest
 
 std::uint32_t codec_tag(std::string_view spec);
 std::uint64_t checksum(std::span<const std::byte> bytes);
@@ -48,10 +53,29 @@ struct CaseRecord {
   std::size_t data_bytes = 0;
 };
 inline constexpr std::size_t kCaseRecordMax = 512;
+inline constexpr std::size_t kMaxCodecSpec = 256;
 std::size_t write_case(const CaseRecord& record, std::span<std::byte> out);  // returns bytes used
-CaseRecord read_case(std::span<const std::byte> in);
+// The receiver's parser: mode, chunk size, depth, workers and timeout within `limits`; the codec
+// spec printable and at most kMaxCodecSpec bytes; the tensor plus its slots within `buffer_bytes`.
+CaseRecord read_case(std::span<const std::byte> in, const ServeLimits& limits, std::size_t buffer_bytes);
 
+// What the receiver measured during a run, sent with "finished" into the sender's slot 0.
+struct RunReport {
+  std::uint64_t decode_ns = 0;      // time spent decompressing (all workers together)
+  std::uint64_t decoded_bytes = 0;  // original bytes restored and checked
+  std::uint64_t cpu_ns = 0;         // the receiving process's CPU time during the run
+};
+inline constexpr std::size_t kRunReportSize = 32;
+void write_report(const RunReport& report, std::span<std::byte> out);
+// The sender's parser: decoded_bytes must be the run's data (or 0 in raw mode).
+RunReport read_report(std::span<const std::byte> in, std::size_t data_bytes, bool raw);
+
+// Chunks of a tensor; slot size and the buffer a case needs. Overflow-checked: they throw.
 std::size_t chunk_count(std::size_t data_bytes, std::size_t chunk_bytes);
 std::size_t slot_bytes(const Config& config);
+std::size_t buffer_bytes(const Config& config, std::size_t data_bytes);
+
+// The pattern a destination is filled with before a run (never equal to real data by chance).
+void fill_pattern(std::span<std::byte> bytes, std::uint32_t seed);
 
 }  // namespace wirezip::pipeline::wire

@@ -53,9 +53,23 @@ void LinkState::wait_in_flight_at_most(std::size_t count) {
 void LinkState::push_arrival(const Arrival& arrival) {
   {
     std::lock_guard lock(mutex_);
-    arrivals_.push_back(arrival);
+    if (arrivals_.size() >= kMaxQueuedArrivals) {
+      if (!failure_) failure_ = fmt::format("the peer sent over {} notifications nobody consumed (a flood)", kMaxQueuedArrivals);
+    } else {
+      arrivals_.push_back(arrival);
+    }
   }
   changed_.notify_all();
+}
+
+void LinkState::heard() {
+  std::lock_guard lock(mutex_);
+  last_heard_ = std::chrono::steady_clock::now();
+}
+
+std::chrono::steady_clock::time_point LinkState::last_heard() const {
+  std::lock_guard lock(mutex_);
+  return last_heard_;
 }
 
 Arrival LinkState::wait_arrival() {

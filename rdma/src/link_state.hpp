@@ -27,7 +27,10 @@ class LinkState {
   std::size_t in_flight() const;
   void wait_in_flight_at_most(std::size_t count);
 
+  // Queues an arrival. An honest peer never has more than its depth unconsumed; past
+  // kMaxQueuedArrivals the peer is flooding and the link fails (memory stays bounded).
   void push_arrival(const Arrival& arrival);
+  static constexpr std::size_t kMaxQueuedArrivals = 4096;
   Arrival wait_arrival();
   std::optional<Arrival> poll_arrival();
   std::optional<Arrival> wait_arrival_for(std::chrono::microseconds wait);
@@ -37,6 +40,9 @@ class LinkState {
   // Throws the failure, if any.
   void check() const;
   std::chrono::milliseconds timeout() const { return timeout_; }
+  // Any message from the peer: stamps the time (Endpoint::last_heard).
+  void heard();
+  std::chrono::steady_clock::time_point last_heard() const;
 
  private:
   void check_locked() const;
@@ -53,6 +59,7 @@ class LinkState {
   std::chrono::steady_clock::time_point busy_since_;
   double busy_seconds_ = 0;
   std::deque<Arrival> arrivals_;
+  std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   std::optional<std::string> failure_;
 };
 

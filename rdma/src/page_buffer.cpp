@@ -18,7 +18,12 @@ namespace {
 
 constexpr std::size_t kHugePage = 2 << 20;
 
-std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+// Sizes come from peers and the command line: a size that would wrap is an error, not a small buffer.
+std::size_t round_up(std::size_t n, std::size_t to) {
+  std::size_t padded = 0;
+  if (__builtin_add_overflow(n, to - 1, &padded)) fail("page buffer: {} bytes cannot be mapped (size overflow)", n);
+  return padded / to * to;
+}
 
 [[noreturn]] void fail_errno(std::string_view what, std::size_t size, PagePolicy policy) {
   fail("{}({} bytes, pages={}): {}", what, size, page_policy_name(policy), std::strerror(errno));
@@ -52,6 +57,8 @@ std::string_view page_policy_name(PagePolicy policy) {
 
 PageBuffer PageBuffer::allocate(std::size_t size, PagePolicy policy) {
   if (size == 0) fail("page buffer: size must be at least 1 byte");
+  // Guards and alignment slack come on top; anything near the address space is refused here.
+  if (size > (std::size_t{1} << 47)) fail("page buffer: {} bytes is more than any machine maps", size);
   PageBuffer buffer;
   buffer.policy_ = policy;
   buffer.size_ = size;

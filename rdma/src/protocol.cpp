@@ -1,13 +1,25 @@
 #include "protocol.hpp"
 
+#include <algorithm>
+
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/little_endian.hpp"
 
 namespace wirezip::rdma::protocol {
 namespace {
 
-constexpr std::uint32_t kHelloMagic = 0x315a5748;    // "HWZ1"
-constexpr std::uint32_t kWelcomeMagic = 0x315a5757;  // "WWZ1"
+// Version 2 ("...2"): set-up is followed by the session handshake (session.hpp).
+constexpr std::uint32_t kHelloMagic = 0x325a5748;    // "HWZ2"
+constexpr std::uint32_t kWelcomeMagic = 0x325a5757;  // "WWZ2"
+constexpr std::uint32_t kRefusalMagic = 0x325a5752;  // "RWZ2"
+
+void check_magic(std::span<const std::byte> in, std::size_t size, std::uint32_t magic, const char* what) {
+  if (in.size() < size) fail("{}: {} bytes, expected {}", what, in.size(), size);
+  const auto got = load_le<std::uint32_t>(in, 0);
+  if (got == (magic & 0x00ffffffu) + (0x31u << 24))
+    fail("{}: the peer speaks wirezip protocol 1; run the same wirezip version on both hosts", what);
+  if (got != magic) fail("{}: magic {:#010x} is not wirezip's (is the peer a wirezip endpoint?)", what, got);
+}
 
 }  // namespace
 
@@ -21,16 +33,23 @@ std::array<std::byte, kHelloSize> encode(const Hello& hello) {
   return out;
 }
 
-Hello decode_hello(std::span<const std::byte> in) {
-  if (in.size() < kHelloSize || load_le<std::uint32_t>(in, 0) != kHelloMagic)
-    fail("link set-up: the peer is not a wirezip endpoint (bad hello)");
+Hello decode_hello(std::span<const std::byte> in, const ServerLimits& limits) {
+  check_magic(in, kHelloSize, kHelloMagic, "hello");
   Hello hello;
   hello.buffer_bytes = load_le<std::uint64_t>(in, 4);
+  if (hello.buffer_bytes < kMinLinkBuffer || hello.buffer_bytes > limits.max_buffer)
+    fail("hello.buffer_bytes = {} is outside [{}, {}] (the server's --max-buffer)", hello.buffer_bytes,
+         kMinLinkBuffer, limits.max_buffer);
   hello.depth = load_le<std::uint32_t>(in, 12);
+  if (hello.depth < 1 || hello.depth > kMaxDepth) fail("hello.depth = {} is outside [1, {}]", hello.depth, kMaxDepth);
   const auto pages = load_le<std::uint8_t>(in, 16);
-  if (pages > static_cast<std::uint8_t>(PagePolicy::hugetlb)) fail("link set-up: unknown page policy {}", pages);
+  if (pages > static_cast<std::uint8_t>(PagePolicy::hugetlb)) fail("hello.pages = {} is no page policy", pages);
   hello.pages = static_cast<PagePolicy>(pages);
-  hello.quit = load_le<std::uint8_t>(in, 17) != 0;
+  if (!limits.allows(hello.pages))
+    fail("hello.pages = {} is not allowed by this server (--allow-pages)", page_policy_name(hello.pages));
+  const auto quit = load_le<std::uint8_t>(in, 17);
+  if (quit > 1) fail("hello.quit = {} is neither 0 nor 1", quit);
+  hello.quit = quit == 1;
   return hello;
 }
 
@@ -44,15 +63,58 @@ std::array<std::byte, kWelcomeSize> encode(const Welcome& welcome) {
   return out;
 }
 
-Welcome decode_welcome(std::span<const std::byte> in) {
-  if (in.size() < kWelcomeSize || load_le<std::uint32_t>(in, 0) != kWelcomeMagic)
-    fail("link set-up: the peer is not a wirezip endpoint (bad welcome)");
+namespace {
+Welcome decode_buffer_description(std::span<const std::byte> in, const char* what) {
+  check_magic(in, kWelcomeSize, kWelcomeMagic, what);
   Welcome welcome;
   welcome.buffer_bytes = load_le<std::uint64_t>(in, 4);
   welcome.address = load_le<std::uint64_t>(in, 12);
   welcome.rkey = load_le<std::uint32_t>(in, 20);
   welcome.huge_ppm = load_le<std::uint32_t>(in, 24);
+  if (welcome.huge_ppm > 1'000'000) fail("{}.huge_ppm = {} is over 10^6", what, welcome.huge_ppm);
   return welcome;
+}
+}  // namespace
+
+Welcome decode_welcome(std::span<const std::byte> in, std::uint64_t expected_bytes) {
+  if (is_refusal(in)) fail("the server refused the link: {}", decode_refusal(in));
+  Welcome welcome = decode_buffer_description(in, "welcome");
+  if (welcome.buffer_bytes != expected_bytes)
+    fail("welcome.buffer_bytes = {}, but {} were asked for", welcome.buffer_bytes, expected_bytes);
+  return welcome;
+}
+
+Welcome decode_peer_buffer(std::span<const std::byte> in, const ServerLimits& limits) {
+  Welcome peer = decode_buffer_description(in, "peer buffer");
+  if (peer.buffer_bytes < kMinLinkBuffer || peer.buffer_bytes > limits.max_buffer)
+    fail("peer buffer.buffer_bytes = {} is outside [{}, {}]", peer.buffer_bytes, kMinLinkBuffer, limits.max_buffer);
+  return peer;
+}
+
+std::array<std::byte, kRefusalSize> encode_refusal(std::string_view reason) {
+  std::array<std::byte, kRefusalSize> out{};
+  const std::size_t length = std::min(reason.size(), kRefusalText);
+  store_le<std::uint32_t>(out, 0, kRefusalMagic);
+  store_le<std::uint32_t>(out, 4, static_cast<std::uint32_t>(length));
+  std::transform(reason.begin(), reason.begin() + static_cast<std::ptrdiff_t>(length), out.begin() + 8,
+                 [](char c) { return static_cast<std::byte>(c); });
+  return out;
+}
+
+bool is_refusal(std::span<const std::byte> in) {
+  return in.size() >= 8 && load_le<std::uint32_t>(in, 0) == kRefusalMagic;
+}
+
+std::string decode_refusal(std::span<const std::byte> in) {
+  if (!is_refusal(in)) fail("refusal: bad magic");
+  const auto length = load_le<std::uint32_t>(in, 4);
+  if (length > kRefusalText || length > in.size() - 8) fail("refusal.length = {} is over its {} bytes", length, in.size() - 8);
+  std::string text;
+  for (std::size_t i = 0; i < length; ++i) {
+    const auto c = static_cast<char>(in[8 + i]);
+    text += (c >= 0x20 && c < 0x7f) ? c : '?';  // never echo control bytes from a peer
+  }
+  return text;
 }
 
 }  // namespace wirezip::rdma::protocol

@@ -1,13 +1,18 @@
 #pragma once
 // Internal: the set-up messages a two-process link exchanges before any data moves (over TCP for
 // tcp links, in rdma_cm private data for verbs). Fixed little-endian layouts, so hosts of either
-// architecture talk; both fit the 56 bytes an RC connect request can carry.
+// architecture talk; a hello and a welcome together fit the 56 bytes an RC connect request can
+// carry. These decoders are the trust boundary of link set-up: each checks every field against
+// the receiving side's own limits and throws wirezip::Error naming the field and its value.
+// docs/PROTOCOL.md has the layouts.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "wirezip/rdma/page_buffer.hpp"
+#include "wirezip/rdma/transport.hpp"
 
 namespace wirezip::rdma::protocol {
 
@@ -20,7 +25,9 @@ struct Hello {
 };
 inline constexpr std::size_t kHelloSize = 24;
 std::array<std::byte, kHelloSize> encode(const Hello& hello);
-Hello decode_hello(std::span<const std::byte> bytes);  // throws wirezip::Error on a bad message
+// The passive side's parser: buffer in [kMinLinkBuffer, limits.max_buffer], depth in [1, kMaxDepth],
+// an allowed page policy, quit 0 or 1.
+Hello decode_hello(std::span<const std::byte> bytes, const ServerLimits& limits);
 
 // Passive -> active: what it allocated, where (verbs: address and rkey), and its backing.
 struct Welcome {
@@ -31,6 +38,20 @@ struct Welcome {
 };
 inline constexpr std::size_t kWelcomeSize = 32;
 std::array<std::byte, kWelcomeSize> encode(const Welcome& welcome);
-Welcome decode_welcome(std::span<const std::byte> bytes);
+// The active side's parser: the buffer must be exactly the one it asked for (`expected_bytes`),
+// huge_ppm at most 10^6. A refusal in its place throws its reason.
+Welcome decode_welcome(std::span<const std::byte> bytes, std::uint64_t expected_bytes);
+// Verbs: the active side describes its own buffer to the passive side the same way; any size from
+// kMinLinkBuffer to the passive side's max_buffer is fine there.
+Welcome decode_peer_buffer(std::span<const std::byte> bytes, const ServerLimits& limits);
+
+// Passive -> active instead of a welcome: why the link is refused (a limit, bad hello). Printable
+// ASCII only, at most kRefusalText bytes; over tcp it is kRefusalSize bytes, in an rdma_cm reject
+// only as long as its text.
+inline constexpr std::size_t kRefusalText = 120;
+inline constexpr std::size_t kRefusalSize = 8 + kRefusalText;
+std::array<std::byte, kRefusalSize> encode_refusal(std::string_view reason);
+bool is_refusal(std::span<const std::byte> bytes);
+std::string decode_refusal(std::span<const std::byte> bytes);
 
 }  // namespace wirezip::rdma::protocol

@@ -47,9 +47,15 @@ std::unique_ptr<addrinfo, AddrInfoDeleter> resolve(const std::string& host, std:
   return std::unique_ptr<addrinfo, AddrInfoDeleter>(result);
 }
 
-void set_nodelay(const Socket& socket) {
-  int one = 1;
+// No Nagle delay for small messages; keepalive probes so a peer host that vanished (power, cable)
+// ends the link within about a minute even when nothing is being sent.
+void set_link_options(const Socket& socket) {
+  const int one = 1, idle_s = 30, interval_s = 10, probes = 3;
   setsockopt(socket.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(socket.fd(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  setsockopt(socket.fd(), IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+  setsockopt(socket.fd(), IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s);
+  setsockopt(socket.fd(), IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
 }
 
 }  // namespace
@@ -90,12 +96,27 @@ std::uint16_t local_port(const Socket& socket) {
   return ntohs(address.sin_port);
 }
 
-Socket accept_within(const Socket& listener, Millis idle) {
-  if (poll_one(listener.fd(), POLLIN, idle) == 0) return Socket();
-  Socket socket(::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
-  if (!socket) fail("accept: {}", error_text());
-  set_nodelay(socket);
-  return socket;
+Socket accept_within(const Socket& listener, Millis idle, std::string* peer) {
+  const auto deadline = std::chrono::steady_clock::now() + idle;
+  while (true) {
+    const auto left = std::chrono::ceil<Millis>(deadline - std::chrono::steady_clock::now());
+    if (poll_one(listener.fd(), POLLIN, std::max(left, Millis(0))) == 0) return Socket();
+    sockaddr_in address{};
+    socklen_t length = sizeof address;
+    Socket socket(::accept4(listener.fd(), reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC));
+    if (!socket) {
+      // The connection went away between poll and accept: nobody to serve, not a listener failure.
+      if (errno == ECONNABORTED || errno == EINTR || errno == EPROTO || errno == EAGAIN) continue;
+      fail("accept: {}", error_text());
+    }
+    set_link_options(socket);
+    if (peer) {
+      char text[INET_ADDRSTRLEN] = "?";
+      inet_ntop(AF_INET, &address.sin_addr, text, sizeof text);
+      *peer = fmt::format("{}:{}", text, ntohs(address.sin_port));
+    }
+    return socket;
+  }
 }
 
 Socket connect_to(const std::string& host, std::uint16_t port, Millis timeout) {
@@ -113,7 +134,7 @@ Socket connect_to(const std::string& host, std::uint16_t port, Millis timeout) {
   }
   // Blocking from here on; every blocking call below is bounded by poll().
   fcntl(socket.fd(), F_SETFL, fcntl(socket.fd(), F_GETFL) & ~O_NONBLOCK);
-  set_nodelay(socket);
+  set_link_options(socket);
   return socket;
 }
 

@@ -35,8 +35,8 @@ using Millis = std::chrono::milliseconds;
 // A listening socket on host:port (host "" = all addresses, port 0 = any free port).
 Socket listen_on(const std::string& host, std::uint16_t port);
 std::uint16_t local_port(const Socket& socket);
-// Waits up to `idle` for a connection; an empty Socket when none came.
-Socket accept_within(const Socket& listener, Millis idle);
+// Waits up to `idle` for a connection; an empty Socket when none came. `peer` gets "ADDR:PORT".
+Socket accept_within(const Socket& listener, Millis idle, std::string* peer = nullptr);
 // Connects with a timeout; "connection refused" and "timed out" are distinct errors naming the peer.
 Socket connect_to(const std::string& host, std::uint16_t port, Millis timeout);
 

@@ -1,43 +1,27 @@
 // The tcp transport: one-sided writes emulated over a stream. Each endpoint has a reader thread
 // that places incoming writes straight into its buffer and acknowledges them, and a writer thread
 // that alone sends on the socket, so neither side ever waits on the other's reader (no deadlock).
+// Everything the reader takes from the peer goes through tcp_frames.hpp's decoder and the range
+// and count checks here; a violation fails the link, never the process.
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <thread>
 
 #include "link_state.hpp"
 #include "protocol.hpp"
+#include "session.hpp"
+#include "tcp_frames.hpp"
 #include "tcp_socket.hpp"
 #include "transports.hpp"
-#include "wirezip/util/little_endian.hpp"
 
 namespace wirezip::rdma::tcp {
 namespace {
 
-// A write with an immediate is `notify`: the peer queues an Arrival; a plain `write` is silent.
-enum class Frame : std::uint8_t { write = 1, ack = 2, read_request = 3, read_response = 4, notify = 5 };
-constexpr std::size_t kHeaderSize = 24;  // type u8, pad[3], imm u32, offset u64, length u64
-
-struct Header {
-  Frame type;
-  std::uint32_t imm = 0;
-  std::uint64_t offset = 0;
-  std::uint64_t length = 0;
-};
-
-std::array<std::byte, kHeaderSize> encode(const Header& h) {
-  std::array<std::byte, kHeaderSize> out{};
-  store_le<std::uint8_t>(out, 0, static_cast<std::uint8_t>(h.type));
-  store_le<std::uint32_t>(out, 4, h.imm);
-  store_le<std::uint64_t>(out, 8, h.offset);
-  store_le<std::uint64_t>(out, 16, h.length);
-  return out;
-}
-
-Header decode(const std::array<std::byte, kHeaderSize>& in) {
-  return {static_cast<Frame>(load_le<std::uint8_t>(in, 0)), load_le<std::uint32_t>(in, 4),
-          load_le<std::uint64_t>(in, 8), load_le<std::uint64_t>(in, 16)};
-}
+// Frames waiting to be sent. Ours are bounded by our depth, acks by the peer's (at most
+// kMaxDepth), plus a read response: a peer that keeps sending without reading our answers
+// would grow this without end, so past the bound it is a flood and the link fails.
+constexpr std::size_t kMaxQueued = 2 * kMaxDepth + 64;
 
 struct Outgoing {
   Header header;
@@ -46,7 +30,8 @@ struct Outgoing {
 
 class TcpEndpoint final : public Endpoint {
  public:
-  TcpEndpoint(Socket socket, PageBuffer buffer, const protocol::Welcome& peer, const LinkOptions& options);
+  TcpEndpoint(Socket socket, PageBuffer buffer, std::size_t remote_bytes, double remote_huge_fraction,
+              const LinkOptions& options);
   ~TcpEndpoint() override;
 
   TransportKind kind() const override { return TransportKind::tcp; }
@@ -64,12 +49,17 @@ class TcpEndpoint final : public Endpoint {
     return state_.wait_arrival_for(wait);
   }
   void read_remote(std::size_t remote_offset, std::span<std::byte> into) override;
+  std::chrono::steady_clock::time_point last_heard() const override { return state_.last_heard(); }
 
  private:
   void enqueue(const Outgoing& frame);
   void write_loop(std::stop_token stop);
   void read_loop(std::stop_token stop);
-  void handle(const Header& header, std::stop_token stop);
+  void handle(const Header& header);
+  void receive_read_response(const Header& header);
+  // Ends a verification read that did not finish: the link fails and, once the reader has let go
+  // of the caller's span, nothing can write into it any more.
+  void abandon_read(const std::string& reason);
 
   Socket socket_;
   PageBuffer buffer_;
@@ -82,9 +72,11 @@ class TcpEndpoint final : public Endpoint {
   std::condition_variable_any out_ready_;
   std::deque<Outgoing> out_;
 
-  std::mutex read_mutex_;  // one verification read at a time
+  std::mutex read_mutex_;    // one verification read at a time
+  std::mutex target_mutex_;  // held by the reader while it writes into read_target_
   std::span<std::byte> read_target_;
-  bool read_done_ = false;
+  bool read_pending_ = false;
+  std::atomic<bool> read_done_ = false;
 
   std::jthread writer_;  // threads last: stopped and joined before anything they use goes away
   std::jthread reader_;
@@ -94,11 +86,12 @@ void check_range(const char* side, std::size_t offset, std::size_t length, std::
   rdma::check_range("tcp link", side, offset, length, size);
 }
 
-TcpEndpoint::TcpEndpoint(Socket socket, PageBuffer buffer, const protocol::Welcome& peer, const LinkOptions& options)
+TcpEndpoint::TcpEndpoint(Socket socket, PageBuffer buffer, std::size_t remote_bytes, double remote_huge_fraction,
+                         const LinkOptions& options)
     : socket_(std::move(socket)),
       buffer_(std::move(buffer)),
-      remote_bytes_(peer.buffer_bytes),
-      remote_huge_fraction_(peer.huge_ppm / 1e6),
+      remote_bytes_(remote_bytes),
+      remote_huge_fraction_(remote_huge_fraction),
       depth_(options.depth),
       state_("tcp link", options.timeout) {
   writer_ = std::jthread([this](std::stop_token stop) { write_loop(stop); });
@@ -106,6 +99,19 @@ TcpEndpoint::TcpEndpoint(Socket socket, PageBuffer buffer, const protocol::Welco
 }
 
 TcpEndpoint::~TcpEndpoint() {
+  // Acknowledgements already queued go out first (briefly): the peer may be waiting on one.
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(out_mutex_);
+      if (out_.empty()) break;
+    }
+    try {
+      state_.check();
+    } catch (const Error&) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   writer_.request_stop();
   reader_.request_stop();
   socket_.shutdown_both();  // the peer sees the end of the stream at once
@@ -125,27 +131,40 @@ void TcpEndpoint::read_remote(std::size_t remote_offset, std::span<std::byte> in
   check_range("remote", remote_offset, into.size(), remote_bytes_);
   std::unique_lock lock(read_mutex_);
   {
-    std::lock_guard out_lock(out_mutex_);
+    std::lock_guard target(target_mutex_);
     read_target_ = into;
+    read_pending_ = true;
     read_done_ = false;
   }
   enqueue({{Frame::read_request, 0, remote_offset, into.size()}, nullptr});
   // The response comes after every write posted before it: the stream is ordered.
-  for (auto deadline = std::chrono::steady_clock::now() + state_.timeout();;) {
-    state_.check();
-    {
-      std::lock_guard out_lock(out_mutex_);
-      if (read_done_) return;
+  for (auto deadline = std::chrono::steady_clock::now() + state_.timeout(); !read_done_;) {
+    try {
+      state_.check();
+    } catch (const Error& e) {
+      abandon_read(e.what());
     }
     if (std::chrono::steady_clock::now() > deadline)
-      fail("tcp link: no answer to a read of {} bytes within {} ms", into.size(), state_.timeout().count());
+      abandon_read(fmt::format("no answer to a read of {} bytes within {} ms", into.size(), state_.timeout().count()));
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+void TcpEndpoint::abandon_read(const std::string& reason) {
+  state_.fail_link(reason);
+  socket_.shutdown_both();  // a reader inside recv() returns at once
+  std::lock_guard target(target_mutex_);
+  read_target_ = {};
+  read_pending_ = false;
+  state_.check();  // throws the link's (first) failure
+  fail("tcp link: {}", reason);
 }
 
 void TcpEndpoint::enqueue(const Outgoing& frame) {
   {
     std::lock_guard lock(out_mutex_);
+    if (out_.size() >= kMaxQueued)
+      fail("tcp link: the peer does not read what it asks for ({} frames queued for it)", out_.size());
     out_.push_back(frame);
   }
   out_ready_.notify_one();
@@ -172,14 +191,17 @@ void TcpEndpoint::write_loop(std::stop_token stop) {
 void TcpEndpoint::read_loop(std::stop_token stop) {
   try {
     std::array<std::byte, kHeaderSize> raw;
-    while (recv_all(socket_, raw, state_.timeout(), stop)) handle(decode(raw), stop);
+    while (recv_all(socket_, raw, state_.timeout(), stop)) {
+      state_.heard();
+      handle(decode(raw));
+    }
     state_.fail_link("the peer closed the connection");
   } catch (const std::exception& e) {
     if (!stop.stop_requested()) state_.fail_link(e.what());
   }
 }
 
-void TcpEndpoint::handle(const Header& header, std::stop_token stop) {
+void TcpEndpoint::handle(const Header& header) {
   const auto buffer = buffer_.bytes();
   switch (header.type) {
     case Frame::write:
@@ -190,84 +212,132 @@ void TcpEndpoint::handle(const Header& header, std::stop_token stop) {
       if (header.type == Frame::notify) state_.push_arrival({header.imm, header.offset, header.length});
       return;
     case Frame::ack:
+      if (state_.in_flight() == 0) fail("tcp link: an ack with no write in flight");
       state_.complete_writes(1);
       return;
     case Frame::read_request:
       check_range("read request", header.offset, header.length, buffer.size());
       enqueue({{Frame::read_response, 0, 0, header.length}, buffer.data() + header.offset});
       return;
-    case Frame::read_response: {
-      std::span<std::byte> target;
-      {
-        std::lock_guard lock(out_mutex_);
-        target = read_target_;
-      }
-      if (target.size() != header.length) fail("tcp link: unexpected read response of {} bytes", header.length);
-      recv_all(socket_, target, state_.timeout());
-      std::lock_guard lock(out_mutex_);
-      read_done_ = true;
-      return;
-    }
+    case Frame::read_response:
+      return receive_read_response(header);
   }
-  (void)stop;
-  fail("tcp link: unknown frame type {} (is the peer a wirezip endpoint?)", static_cast<int>(header.type));
 }
 
-// The passive side's buffer is the one the peer asked for (size and pages).
+void TcpEndpoint::receive_read_response(const Header& header) {
+  std::lock_guard target(target_mutex_);
+  if (!read_pending_) fail("tcp link: a read response nobody asked for ({} bytes)", header.length);
+  if (read_target_.size() != header.length)
+    fail("tcp link: a read response of {} bytes to a read of {}", header.length, read_target_.size());
+  recv_all(socket_, read_target_, state_.timeout());
+  read_pending_ = false;
+  read_done_ = true;
+}
+
+LinkOptions minimal_link(const LinkOptions& options) {
+  LinkOptions mine = options;
+  mine.buffer_bytes = kMinLinkBuffer;
+  mine.pages = PagePolicy::small;
+  mine.depth = 1;
+  return mine;
+}
+
+// The passive side's buffer is the one the peer asked for (size and pages), within its limits.
 class TcpListener final : public Listener {
  public:
   TcpListener(Socket socket, const LinkOptions& options) : socket_(std::move(socket)), options_(options) {}
   std::uint16_t port() const override { return local_port(socket_); }
   std::unique_ptr<Endpoint> accept(std::chrono::milliseconds idle) override {
-    Socket peer = accept_within(socket_, idle);
+    std::string who;
+    Socket peer = accept_within(socket_, idle, &who);
     if (!peer) return nullptr;
-    std::array<std::byte, protocol::kHelloSize> raw;
-    if (!recv_all(peer, raw, options_.timeout)) fail("tcp link: the peer closed before saying hello");
-    const protocol::Hello hello = protocol::decode_hello(raw);
-    if (hello.quit) return nullptr;
-    PageBuffer buffer = PageBuffer::allocate(hello.buffer_bytes, hello.pages);
-    const protocol::Welcome welcome{.buffer_bytes = buffer.bytes().size(),
-                                    .huge_ppm = static_cast<std::uint32_t>(buffer.backing().huge_fraction * 1e6)};
-    send_all(peer, protocol::encode(welcome), options_.timeout);
-    LinkOptions mine = options_;
-    mine.depth = std::max<std::size_t>(1, hello.depth);
-    return std::make_unique<TcpEndpoint>(std::move(peer), std::move(buffer),
-                                         protocol::Welcome{.buffer_bytes = hello.buffer_bytes}, mine);
+    try {
+      return set_up(std::move(peer));
+    } catch (const std::exception& e) {
+      throw PeerError(fmt::format("peer {}: {}", who, e.what()));
+    }
   }
 
  private:
+  std::unique_ptr<Endpoint> set_up(Socket peer) {
+    std::array<std::byte, protocol::kHelloSize> hello_bytes;
+    try {
+      if (!recv_all(peer, hello_bytes, options_.timeout)) fail("closed the connection");
+    } catch (const Error& e) {
+      fail("no hello: {}", e.what());
+    }
+    protocol::Hello hello;
+    PageBuffer buffer;
+    try {
+      hello = protocol::decode_hello(hello_bytes, options_.limits);
+      buffer = PageBuffer::allocate(hello.buffer_bytes, hello.pages);
+    } catch (const Error& e) {
+      send_all(peer, protocol::encode_refusal(e.what()), options_.timeout);  // the client prints why
+      throw;
+    }
+    const auto welcome = protocol::encode(protocol::Welcome{
+        .buffer_bytes = buffer.bytes().size(),
+        .huge_ppm = static_cast<std::uint32_t>(buffer.backing().huge_fraction * 1e6)});
+    send_all(peer, welcome, options_.timeout);
+    LinkOptions mine = options_;
+    mine.depth = hello.depth;
+    auto endpoint = std::make_unique<TcpEndpoint>(std::move(peer), std::move(buffer), hello.buffer_bytes, 0.0, mine);
+    session::serve_handshake(*endpoint, {hello_bytes, welcome}, options_);
+    return hello.quit ? nullptr : std::move(endpoint);
+  }
+
   Socket socket_;
   LinkOptions options_;
 };
 
-protocol::Hello hello_for(const LinkOptions& options, bool quit) {
-  return {.buffer_bytes = options.buffer_bytes, .depth = static_cast<std::uint32_t>(options.depth),
-          .pages = options.pages, .quit = quit};
+std::unique_ptr<Endpoint> connect_with(const LinkOptions& options, const std::string& host, std::uint16_t port,
+                                       bool quit) {
+  if (options.depth == 0 || options.depth > kMaxDepth) fail("tcp link: depth must be in [1, {}]", kMaxDepth);
+  if (options.buffer_bytes < kMinLinkBuffer) fail("tcp link: the buffer must be at least {} bytes", kMinLinkBuffer);
+  PageBuffer buffer = PageBuffer::allocate(options.buffer_bytes, options.pages);
+  Socket socket = connect_to(host, port, options.timeout);
+  const auto hello = protocol::encode(protocol::Hello{.buffer_bytes = options.buffer_bytes,
+                                                      .depth = static_cast<std::uint32_t>(options.depth),
+                                                      .pages = options.pages, .quit = quit});
+  std::array<std::byte, protocol::kRefusalSize> reply{};
+  const auto welcome = std::span(reply).first(protocol::kWelcomeSize);
+  try {
+    send_all(socket, hello, options.timeout);
+    try {
+      if (!recv_all(socket, welcome, options.timeout)) fail("the peer closed the connection");
+    } catch (const Error& e) {
+      fail("no welcome: {}", e.what());
+    }
+    if (protocol::is_refusal(welcome)) recv_all(socket, std::span(reply).subspan(protocol::kWelcomeSize), options.timeout);
+    const protocol::Welcome peer = protocol::decode_welcome(reply, options.buffer_bytes);
+    auto endpoint = std::make_unique<TcpEndpoint>(std::move(socket), std::move(buffer), peer.buffer_bytes,
+                                                  peer.huge_ppm / 1e6, options);
+    session::client_handshake(*endpoint, {hello, welcome}, options);
+    return endpoint;
+  } catch (const Error& e) {
+    fail("tcp link to {}:{}: {}", host, port, e.what());
+  }
 }
 
 }  // namespace
+
+std::unique_ptr<Endpoint> endpoint_over_socket(int fd, std::size_t buffer_bytes, std::size_t remote_bytes,
+                                               const LinkOptions& options) {
+  Socket socket(fd);
+  return std::make_unique<TcpEndpoint>(std::move(socket), PageBuffer::allocate(buffer_bytes, PagePolicy::small),
+                                       remote_bytes, 0.0, options);
+}
 
 std::unique_ptr<Listener> listen(const LinkOptions& options, const std::string& host, std::uint16_t port) {
   return std::make_unique<TcpListener>(listen_on(host, port), options);
 }
 
 std::unique_ptr<Endpoint> connect(const LinkOptions& options, const std::string& host, std::uint16_t port) {
-  if (options.depth == 0) fail("tcp link: depth must be at least 1");
-  PageBuffer buffer = PageBuffer::allocate(options.buffer_bytes, options.pages);
-  Socket socket = connect_to(host, port, options.timeout);
-  send_all(socket, protocol::encode(hello_for(options, false)), options.timeout);
-  std::array<std::byte, protocol::kWelcomeSize> raw;
-  try {
-    if (!recv_all(socket, raw, options.timeout)) fail("the peer closed the connection");
-  } catch (const Error& e) {
-    fail("tcp link to {}:{}: no welcome: {}", host, port, e.what());
-  }
-  return std::make_unique<TcpEndpoint>(std::move(socket), std::move(buffer), protocol::decode_welcome(raw), options);
+  return connect_with(options, host, port, false);
 }
 
 void send_quit(const LinkOptions& options, const std::string& host, std::uint16_t port) {
-  Socket socket = connect_to(host, port, options.timeout);
-  send_all(socket, protocol::encode(hello_for(options, true)), options.timeout);
+  connect_with(minimal_link(options), host, port, true);
 }
 
 LinkPair connect_loopback(const LinkOptions& options) {
@@ -281,7 +351,14 @@ LinkPair connect_loopback(const LinkOptions& options) {
       error = std::current_exception();
     }
   });
-  std::unique_ptr<Endpoint> active = connect(options, "127.0.0.1", listener->port());
+  std::unique_ptr<Endpoint> active;
+  try {
+    active = connect(options, "127.0.0.1", listener->port());
+  } catch (...) {
+    acceptor.join();
+    if (error) std::rethrow_exception(error);  // the passive side's reason says more
+    throw;
+  }
   acceptor.join();
   if (error) std::rethrow_exception(error);
   if (!passive) fail("tcp loopback: the listener accepted no connection");

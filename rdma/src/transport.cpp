@@ -1,5 +1,8 @@
 #include "wirezip/rdma/transport.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <charconv>
 
 #include "transports.hpp"
@@ -13,6 +16,22 @@ std::optional<Arrival> Endpoint::wait_arrival_for(std::chrono::microseconds wait
     if (auto arrival = poll_arrival()) return arrival;
   } while (std::chrono::steady_clock::now() < deadline);
   return std::nullopt;
+}
+
+bool ServerLimits::allows(PagePolicy pages) const {
+  switch (pages) {
+    case PagePolicy::small: return allow_small;
+    case PagePolicy::thp: return allow_thp;
+    case PagePolicy::hugetlb: return allow_hugetlb;
+  }
+  return false;
+}
+
+std::size_t default_max_buffer() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const std::size_t four_gib = std::size_t{4} << 30;
+  if (pages <= 0 || page <= 0) return four_gib;
+  return std::min(four_gib, static_cast<std::size_t>(pages) / 4 * static_cast<std::size_t>(page));
 }
 
 TransportKind parse_transport(std::string_view text) {

@@ -17,6 +17,7 @@ constexpr std::size_t kBounceBytes = 1 << 20;     // read_remote moves the peer'
 constexpr std::size_t kMinReceives = 256;         // receives kept posted per QP, at least
 constexpr unsigned kPollsPerCheck = 1024;          // CQ polls between clock / rdma_cm event checks
 constexpr std::size_t kCqMargin = 16;
+constexpr std::size_t kMaxQueuedArrivals = 4096;
 
 // A work request id: what kind of work, and for receives which QP to repost on.
 enum Work : std::uint64_t { kWrite = 0, kRead = 1, kReceive = 2 };
@@ -257,7 +258,13 @@ void VerbsEndpoint::drain() const {
             fail_link(fmt::format("verbs link on {}: the peer sent, it must only write (opcode {})", port_.device,
                                   static_cast<int>(wc.opcode)));
           // The completion says which QP and how many bytes, not where they landed: offset 0.
+          // Receives are reposted at once, so only this bound keeps a flooding peer from
+          // growing the queue without end.
+          if (arrivals_.size() >= kMaxQueuedArrivals)
+            fail_link(fmt::format("verbs link on {}: the peer sent over {} notifications nobody consumed (a flood)",
+                                  port_.device, kMaxQueuedArrivals));
           arrivals_.push_back({.imm = ntohl(wc.imm_data), .offset = 0, .length = wc.byte_len});
+          last_heard_ = std::chrono::steady_clock::now();
           post_receives(static_cast<std::size_t>(wc.wr_id >> 8), 1);
           break;
       }

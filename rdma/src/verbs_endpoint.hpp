@@ -54,6 +54,7 @@ class VerbsEndpoint final : public Endpoint {
   std::optional<Arrival> poll_arrival() override;
   void read_remote(std::size_t remote_offset, std::span<std::byte> into) override;
 
+  std::chrono::steady_clock::time_point last_heard() const override { return last_heard_; }
   std::optional<double> registration_us() const override { return registration_us_; }
   std::map<std::string, std::string> device_context() const override;
   std::optional<double> link_bytes_per_second() const override;
@@ -97,6 +98,7 @@ class VerbsEndpoint final : public Endpoint {
   mutable std::size_t in_flight_ = 0;
   mutable std::size_t reads_done_ = 0;
   mutable std::deque<Arrival> arrivals_;
+  mutable std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   mutable std::optional<std::string> failure_;  // the first reason the link failed
   mutable unsigned empty_polls_ = 0;            // poll_arrival looks for disconnects now and then
 };

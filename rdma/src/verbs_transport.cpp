@@ -10,6 +10,12 @@
 // once the previous is ESTABLISHED, all with the same private data; the passive side accepts the
 // first, then N - 1 more identical requests from its listener into the same endpoint (one buffer,
 // one MR, one CQ). Both sides take N from their own LinkOptions::qps: they must agree.
+//
+// The passive side checks the request against its limits (protocol::decode_hello) and refuses
+// one beyond them in the reject's private data, which the active side prints. Once every QP is
+// up, both run the session handshake (session.hpp) over the link itself: the connect request has
+// no room left for nonces. A quit is a minimal link whose hello says quit, handshake included,
+// so with a secret only an authenticated peer can stop a server.
 #include <arpa/inet.h>
 
 #include <array>
@@ -19,6 +25,7 @@
 #include <thread>
 
 #include "protocol.hpp"
+#include "session.hpp"
 #include "transports.hpp"
 #include "verbs_endpoint.hpp"
 
@@ -28,14 +35,25 @@ namespace {
 constexpr std::size_t kRequestBytes = protocol::kHelloSize + protocol::kWelcomeSize;
 using RequestData = std::array<std::byte, kRequestBytes>;
 
+using WelcomeData = std::array<std::byte, protocol::kWelcomeSize>;
+
 void check_options(const LinkOptions& options) {
-  if (options.depth == 0 || options.depth > 0xffffffffu) fail("verbs link: depth must be in 1..2^32-1");
-  if (options.qps < 1) fail("verbs link: qps must be at least 1");
+  if (options.depth == 0 || options.depth > kMaxDepth) fail("verbs link: depth must be in [1, {}]", kMaxDepth);
+  if (options.qps < 1 || options.qps > 64) fail("verbs link: qps must be in [1, 64]");
+  if (options.buffer_bytes < kMinLinkBuffer) fail("verbs link: the buffer must be at least {} bytes", kMinLinkBuffer);
 }
 
 protocol::Hello hello_for(const LinkOptions& options, bool quit) {
   return {.buffer_bytes = options.buffer_bytes, .depth = static_cast<std::uint32_t>(options.depth),
           .pages = options.pages, .quit = quit};
+}
+
+LinkOptions minimal_link(const LinkOptions& options) {
+  LinkOptions mine = options;
+  mine.buffer_bytes = kMinLinkBuffer;
+  mine.pages = PagePolicy::small;
+  mine.depth = 1;  // qps stay: the passive side expects its own number of connections
+  return mine;
 }
 
 // Connection parameters both sides use. Responder resources let the peer RDMA READ this buffer
@@ -62,15 +80,26 @@ void resolve(rdma_cm_id* id, SocketAddress address, std::chrono::milliseconds ti
   expect_event(id->channel, id, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout, what);
 }
 
-// rdma_connect, then ESTABLISHED, whose private data is the passive side's Welcome.
-protocol::Welcome connect_one(rdma_cm_id* id, std::span<const std::byte> request, std::chrono::milliseconds timeout,
-                              const std::string& where) {
+// rdma_connect, then ESTABLISHED, whose private data is the passive side's Welcome (returned as
+// sent: the handshake's proofs cover it). A reject carrying a refusal says why.
+WelcomeData connect_one(rdma_cm_id* id, std::span<const std::byte> request, std::chrono::milliseconds timeout,
+                        const std::string& where) {
   rdma_conn_param param = connection_param(request);
   if (rdma_connect(id, &param) != 0) fail("rdma_connect({}): {}", where, std::strerror(errno));
-  const Event established =
-      expect_event(id->channel, id, RDMA_CM_EVENT_ESTABLISHED, timeout, fmt::format("verbs connect to {}", where));
-  const rdma_conn_param& reply = established->param.conn;
-  return protocol::decode_welcome({static_cast<const std::byte*>(reply.private_data), reply.private_data_len});
+  Event event = next_event(id->channel, timeout);
+  if (event && event->event == RDMA_CM_EVENT_REJECTED) {
+    const rdma_conn_param& reply = event->param.conn;
+    const std::span<const std::byte> data{static_cast<const std::byte*>(reply.private_data), reply.private_data_len};
+    if (protocol::is_refusal(data)) fail("verbs connect to {}: the server refused the link: {}", where, protocol::decode_refusal(data));
+  }
+  if (!event || event->event != RDMA_CM_EVENT_ESTABLISHED || event->status != 0 || event->id != id)
+    fail("verbs connect to {}: {} where ESTABLISHED was expected", where,
+         event ? rdma_event_str(event->event) : "no event within the timeout");
+  const rdma_conn_param& reply = event->param.conn;
+  if (reply.private_data_len < protocol::kWelcomeSize) fail("verbs connect to {}: the server sent no welcome", where);
+  WelcomeData welcome;
+  std::memcpy(welcome.data(), reply.private_data, welcome.size());
+  return welcome;
 }
 
 // A connect request taken off a listener: its id, now ours, and its private data.
@@ -78,10 +107,17 @@ struct Request {
   CmId id;
   RequestData data{};
   std::size_t size = 0;
-  protocol::Hello hello() const { return protocol::decode_hello(std::span(data).first(size)); }
-  protocol::Welcome peer() const {
+  protocol::Hello hello(const ServerLimits& limits) const { return protocol::decode_hello(std::span(data).first(size), limits); }
+  protocol::Welcome peer(const ServerLimits& limits) const {
     if (size < kRequestBytes) fail("verbs accept: the peer described no buffer (is it a wirezip endpoint?)");
-    return protocol::decode_welcome(std::span(data).subspan(protocol::kHelloSize));
+    return protocol::decode_peer_buffer(std::span(data).subspan(protocol::kHelloSize), limits);
+  }
+  std::string who() const {
+    const sockaddr* address = rdma_get_peer_addr(id.get());
+    char text[INET6_ADDRSTRLEN] = "?";
+    if (address && address->sa_family == AF_INET)
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+    return text;
   }
 };
 
@@ -132,19 +168,32 @@ class VerbsListener final : public Listener {
   std::unique_ptr<Endpoint> accept(std::chrono::milliseconds idle) override {
     std::optional<Request> first = next_request(channel_.get(), idle);
     if (!first) return nullptr;
-    const protocol::Hello hello = first->hello();
-    if (hello.quit) {
-      if (rdma_reject(first->id.get(), nullptr, 0) != 0) fail("rdma_reject: {}", std::strerror(errno));
-      return nullptr;
+    const std::string who = first->who();
+    try {
+      return set_up(*first);
+    } catch (const std::exception& e) {
+      throw PeerError(fmt::format("peer {}: {}", who, e.what()));
     }
-    const protocol::Welcome peer = first->peer();
-    const std::size_t depth = std::max<std::size_t>(1, hello.depth);
-    const EndpointShape shape{.buffer_bytes = hello.buffer_bytes, .pages = hello.pages, .depth = depth,
-                              .peer_depth = depth, .qps = options_.qps, .timeout = options_.timeout};
+  }
+
+ private:
+  std::unique_ptr<Endpoint> set_up(Request& first) {
+    protocol::Hello hello;
+    protocol::Welcome peer;
+    try {
+      hello = first.hello(options_.limits);
+      peer = first.peer(options_.limits);
+    } catch (const Error& e) {
+      const auto refusal = protocol::encode_refusal(e.what());  // in the reject: the client prints why
+      rdma_reject(first.id.get(), refusal.data(), static_cast<std::uint8_t>(refusal.size()));
+      throw;
+    }
+    const EndpointShape shape{.buffer_bytes = hello.buffer_bytes, .pages = hello.pages, .depth = hello.depth,
+                              .peer_depth = hello.depth, .qps = options_.qps, .timeout = options_.timeout};
     Channel channel = create_channel();
-    migrate(first->id.get(), channel.get());
-    rdma_cm_id* id = first->id.get();
-    auto endpoint = std::make_unique<VerbsEndpoint>(std::move(channel), std::move(first->id), shape);
+    migrate(first.id.get(), channel.get());
+    rdma_cm_id* id = first.id.get();
+    auto endpoint = std::make_unique<VerbsEndpoint>(std::move(channel), std::move(first.id), shape);
     endpoint->set_peer(peer);
     const auto welcome = protocol::encode(endpoint->welcome());
     accept_one(*endpoint, id, welcome, options_.timeout);
@@ -153,22 +202,23 @@ class VerbsListener final : public Listener {
       if (!more)
         fail("verbs accept: the peer opened {} of {} connections (qps) and no more came within {} ms; "
              "do both sides use the same --qps?", i, options_.qps, options_.timeout.count());
-      if (more->size != first->size || more->data != first->data)
+      if (more->size != first.size || more->data != first.data)
         fail("verbs accept: connection {} of {} asked for a different link than the first", i + 1, options_.qps);
       migrate(more->id.get(), endpoint->channel());
       accept_one(*endpoint, endpoint->add_connection(std::move(more->id)), welcome, options_.timeout);
     }
-    return endpoint;
+    session::serve_handshake(*endpoint, {std::span(first.data).first(first.size), welcome}, options_);
+    return hello.quit ? nullptr : std::move(endpoint);
   }
 
- private:
   // Owners: the id is destroyed before its channel.
   Channel channel_;
   CmId id_;
   LinkOptions options_;
 };
 
-std::unique_ptr<Endpoint> connect_active(const LinkOptions& options, const std::string& host, std::uint16_t port) {
+std::unique_ptr<Endpoint> connect_active(const LinkOptions& options, const std::string& host, std::uint16_t port,
+                                         bool quit) {
   check_options(options);
   const std::string where = fmt::format("{}:{}", host, port);
   const SocketAddress address = resolve_address(host, port);
@@ -178,6 +228,7 @@ std::unique_ptr<Endpoint> connect_active(const LinkOptions& options, const std::
   std::unique_ptr<VerbsEndpoint> endpoint;
   RequestData request{};
   protocol::Welcome peer;
+  WelcomeData welcome_bytes{};
   for (int i = 0; i < options.qps; ++i) {
     CmId id = create_id(endpoint ? endpoint->channel() : channel.get());
     resolve(id.get(), address, options.timeout, where);
@@ -188,20 +239,27 @@ std::unique_ptr<Endpoint> connect_active(const LinkOptions& options, const std::
         fail("verbs connect to {}: rdma_cm routes it over {}, not the device asked for ({})", where, device,
              options.device);
       endpoint = std::make_unique<VerbsEndpoint>(std::move(channel), std::move(id), shape);
-      const auto hello = protocol::encode(hello_for(options, false));
+      const auto hello = protocol::encode(hello_for(options, quit));
       const auto mine = protocol::encode(endpoint->welcome());
       std::copy(hello.begin(), hello.end(), request.begin());
       std::copy(mine.begin(), mine.end(), request.begin() + protocol::kHelloSize);
     } else {
       endpoint->add_connection(std::move(id));
     }
-    const protocol::Welcome welcome = connect_one(raw, request, options.timeout, where);
+    const WelcomeData reply = connect_one(raw, request, options.timeout, where);
+    const protocol::Welcome welcome = protocol::decode_welcome(reply, options.buffer_bytes);
     if (i == 0) {
       peer = welcome;
+      welcome_bytes = reply;
       endpoint->set_peer(peer);
     } else if (welcome.address != peer.address || welcome.rkey != peer.rkey) {
       fail("verbs connect to {}: connection {} reached a different peer buffer than the first", where, i + 1);
     }
+  }
+  try {
+    session::client_handshake(*endpoint, {request, welcome_bytes}, options);
+  } catch (const Error& e) {
+    fail("verbs link to {}: {}", where, e.what());
   }
   return endpoint;
 }
@@ -215,24 +273,12 @@ std::unique_ptr<Listener> listen(const LinkOptions& options, const std::string& 
 
 std::unique_ptr<Endpoint> connect(const LinkOptions& options, const std::string& host, std::uint16_t port) {
   list_verbs_ports();
-  return connect_active(options, host, port);
+  return connect_active(options, host, port, false);
 }
 
 void send_quit(const LinkOptions& options, const std::string& host, std::uint16_t port) {
   list_verbs_ports();
-  const std::string where = fmt::format("{}:{}", host, port);
-  Channel channel = create_channel();
-  CmId id = create_id(channel.get());
-  resolve(id.get(), resolve_address(host, port), options.timeout, where);
-  const auto hello = protocol::encode(hello_for(options, true));
-  rdma_conn_param param = connection_param(hello);
-  param.qp_num = 1;  // no QP: the listener rejects a quit before any QP matters
-  if (rdma_connect(id.get(), &param) != 0) fail("rdma_connect({}): {}", where, std::strerror(errno));
-  const Event reply = next_event(channel.get(), options.timeout);
-  if (!reply) fail("verbs quit to {}: no reply within {} ms", where, options.timeout.count());
-  if (reply->event != RDMA_CM_EVENT_REJECTED)
-    fail("verbs quit to {}: {} where a listener rejects", where, rdma_event_str(reply->event));
-  if (reply->status == 8) fail("verbs quit to {}: nobody listens there (reject reason 8)", where);
+  connect_active(minimal_link(options), host, port, true);
 }
 
 LinkPair connect_loopback(const LinkOptions& options) {
@@ -260,7 +306,7 @@ LinkPair connect_loopback(const LinkOptions& options) {
       }
     });
     try {
-      active = connect_active(mine, port.ipv4, listen_port);
+      active = connect_active(mine, port.ipv4, listen_port, false);
     } catch (...) {
       active_error = std::current_exception();
     }

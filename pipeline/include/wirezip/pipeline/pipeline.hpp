@@ -25,17 +25,27 @@ std::string_view mode_name(Mode mode);
 
 struct Config {
   Mode mode = Mode::overlap;
-  std::string codec_spec = "bytegroup+huff";  // not used in raw mode
+  std::string codec_spec = "bytegroup+huff";  // raw mode: empty (or a codec, for link-only runs)
   std::size_t chunk_bytes = 1 << 20;
   std::size_t depth = 8;  // slots on each side, and writes in flight
   int workers = 1;        // compression threads (sender) and decompression threads (receiver)
   std::chrono::milliseconds timeout{10000};
 };
 
-// The buffer each endpoint needs: the tensor (or destination) plus `depth` slots.
+// What a receiver accepts from a sender's case record, at most.
+struct ServeLimits {
+  int max_workers = 0;  // 0: the CPUs this process may use
+  std::chrono::milliseconds max_timeout{600'000};
+  std::size_t max_chunk = std::size_t{1} << 30;
+  std::chrono::milliseconds idle{120'000};  // a link silent this long between cases is ended
+  int workers_allowed() const;
+};
+
+// The buffer each endpoint needs: the tensor (or destination) plus `depth` slots. Throws when the
+// sizes overflow.
 std::size_t link_buffer_bytes(const Config& config, std::size_t data_bytes);
 // Where the slots start in either buffer.
-inline std::size_t slots_offset(std::size_t data_bytes) { return (data_bytes + 4095) / 4096 * 4096; }
+std::size_t slots_offset(std::size_t data_bytes);
 
 struct Result {
   double seconds = 0;  // first chunk read -> last credit back (the last chunk decompressed)
@@ -44,10 +54,16 @@ struct Result {
   double compress_busy = 0;      // busy time / (wall time x workers), 0..1
   double link_busy = 0;          // share of wall time with a write in flight
   double decompress_busy = 0;    // as reported by the receiver
+  double decompress_seconds = 0;  // the receiver's decoding time, all workers together
+  double sender_cpu_seconds = 0;  // this process's CPU time during the run
+  double receiver_cpu_seconds = 0;  // the receiving process's, as it reported (the same process in loopback)
 };
 
 // Tells the receiver the case (codec, sizes, mode); call once per configuration.
 void start_case(rdma::Endpoint& sender, std::size_t data_bytes, const Config& config);
+// Has the receiver fill its destination with the pattern of `seed` (outside any timing), so a
+// chunk that a run fails to deliver cannot pass verification on bytes an earlier run wrote.
+void prepare_run(rdma::Endpoint& sender, std::uint32_t seed);
 // One run over the whole tensor, which must already be in sender.buffer() at offset 0.
 // `wire_sizes`, when given (one per chunk), turns a raw run into a link-only run moving that many
 // bytes per chunk: the link stage alone, as it carries compressed data.
@@ -55,20 +71,25 @@ Result run_once(rdma::Endpoint& sender, std::size_t data_bytes, const Config& co
                 const std::vector<std::size_t>* wire_sizes = nullptr);
 
 // The receiving side: serves cases and runs until the sender says stop. A failed run is reported
-// to the sender (an error immediate) and rethrown here, as is a link that fails.
-void serve(rdma::Endpoint& receiver);
+// to the sender (an error immediate) and rethrown here, as is a link that fails or stays silent
+// past limits.idle. Case records beyond `limits` are refused (the sender's case fails).
+void serve(rdma::Endpoint& receiver, const ServeLimits& limits = {});
 // Tells the receiver to return from serve().
 void stop_serving(rdma::Endpoint& sender);
 
 // Stage rates measured alone (original bytes per second), for overlap efficiency and the model.
 struct StageRates {
   double compress = 0;
-  double decompress = 0;
+  double decompress = 0;           // here, with `workers` threads: the receiver's host in loopback
+  double receiver_decompress = 0;  // on the receiver, one chunk at a time (a serial run)
   double link = 0;  // the link carrying this codec's compressed chunks, in original bytes
   double ratio = 1;
+  double link_sender_cpu = 0;    // CPU seconds of this process while the link ran alone
+  double link_receiver_cpu = 0;  // of the receiving process, as it reported
 };
-// Compresses and decompresses every chunk locally with `workers` threads (no link), then runs
-// the link alone with the compressed sizes (needs a serving peer, after start_case).
+// Compresses and decompresses every chunk locally with `workers` threads (no link), runs the link
+// alone with the compressed sizes, and one serial run for the receiver's decoding rate (needs a
+// serving peer, after start_case).
 StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> data, const Config& config);
 
 }  // namespace wirezip::pipeline

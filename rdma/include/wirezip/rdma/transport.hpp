@@ -33,6 +33,28 @@ class NoDeviceError : public Error {
   using Error::Error;
 };
 
+// Thrown by Listener::accept when one peer misbehaved (bad message, failed authentication, a
+// request beyond the limits, silence): that connection is over, the listener serves the next.
+class PeerError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Link requests a passive side grants, at most (--max-buffer, allowed pages). A request beyond
+// them is refused in the reply, with the reason, before anything is allocated.
+inline constexpr std::size_t kMinLinkBuffer = 4096;  // room for the set-up messages
+inline constexpr std::size_t kMaxDepth = 256;
+// A zero-byte write with this immediate tells a passive side the link is alive (verbs cannot see
+// plain writes). Its top three bits are zero, as are those of every set-up message.
+inline constexpr std::uint32_t kKeepaliveImm = 0x0057a005;
+// The default --max-buffer: the smaller of 4 GiB and a quarter of physical memory.
+std::size_t default_max_buffer();
+struct ServerLimits {
+  std::size_t max_buffer = default_max_buffer();
+  bool allow_small = true, allow_thp = true, allow_hugetlb = true;
+  bool allows(PagePolicy pages) const;
+};
+
 struct LinkOptions {
   std::size_t buffer_bytes = 64 << 20;  // each endpoint's registered buffer
   PagePolicy pages = PagePolicy::small;
@@ -40,6 +62,11 @@ struct LinkOptions {
   int qps = 1;                          // verbs: queue pairs (writes are spread over them)
   std::string device;                   // verbs: device name; empty = the first with an active port
   std::chrono::milliseconds timeout{10000};
+  // Two-process links: the shared secret both sides prove they hold (empty: no authentication),
+  // what the passive side grants, and the facts it tells its peer about itself (host, CPU, ...).
+  std::string secret;
+  ServerLimits limits;
+  std::map<std::string, std::string> context;
 };
 
 struct Arrival {
@@ -81,10 +108,20 @@ class Endpoint {
   // as they happen (tcp, mem); verbs learns of them only when polled, so it offers none.
   virtual std::optional<double> busy_seconds() const { return std::nullopt; }
 
+  // When this endpoint last heard from its peer (any message it can see; verbs sees only writes
+  // with an immediate). A passive side ends links that stay silent for its idle limit.
+  virtual std::chrono::steady_clock::time_point last_heard() const { return std::chrono::steady_clock::now(); }
+  // Two-process links: the facts the passive side told about itself (empty otherwise).
+  const std::map<std::string, std::string>& peer_context() const { return peer_context_; }
+  void set_peer_context(std::map<std::string, std::string> context) { peer_context_ = std::move(context); }
+
   // Verbs: registration time of the local buffer, device and port facts, negotiated link rate.
   virtual std::optional<double> registration_us() const { return std::nullopt; }
   virtual std::map<std::string, std::string> device_context() const { return {}; }
   virtual std::optional<double> link_bytes_per_second() const { return std::nullopt; }
+
+ private:
+  std::map<std::string, std::string> peer_context_;
 };
 
 // Accepts peers for the passive side of a two-process link (bench --serve).
@@ -92,8 +129,10 @@ class Listener {
  public:
   virtual ~Listener() = default;
   virtual std::uint16_t port() const = 0;
-  // The next peer's endpoint, its buffer allocated as the peer asked (size, pages). Returns null
-  // when a peer says it is done (quit) or no peer came within `idle`.
+  // The next peer's endpoint, its buffer allocated as the peer asked (size, pages), after the
+  // set-up handshake (authenticated where a secret is set). Returns null when an (authenticated)
+  // peer says it is done (quit) or no peer came within `idle`. A peer that misbehaves ends its
+  // own connection with PeerError naming it and the reason; the listener stays usable.
   virtual std::unique_ptr<Endpoint> accept(std::chrono::milliseconds idle) = 0;
 };
 
@@ -110,8 +149,13 @@ std::unique_ptr<Listener> listen(TransportKind kind, const LinkOptions& options,
 // Active side: connects to a Listener, asking for a peer buffer like its own (options).
 std::unique_ptr<Endpoint> connect(TransportKind kind, const LinkOptions& options, const std::string& host,
                                   std::uint16_t port);
-// Tells a Listener its peer is done, so accept() returns null and a --serve process exits.
+// Tells a Listener its peer is done, so accept() returns null and a --serve process exits. With a
+// secret the quit is a whole authenticated link set-up on a minimal buffer.
 void send_quit(TransportKind kind, const LinkOptions& options, const std::string& host, std::uint16_t port);
+
+// Reads a shared secret for LinkOptions::secret (1..4096 bytes, one trailing newline dropped).
+// Refuses a file that group or others can read or write, as ssh refuses such a private key.
+std::string load_secret(const std::string& path);
 
 // "HOST[:PORT]" -> host, port (default_port when absent). Throws on a bad port.
 std::pair<std::string, std::uint16_t> parse_host_port(std::string_view text, std::uint16_t default_port);

@@ -1,0 +1,274 @@
+#include "session.hpp"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "protocol.hpp"
+#include "wirezip/util/error.hpp"
+#include "wirezip/util/little_endian.hpp"
+
+namespace wirezip::rdma::session {
+namespace {
+
+constexpr std::uint32_t kChallengeMagic = 0x4c414843;  // "CHAL"
+constexpr std::uint32_t kResponseMagic = 0x50534552;   // "RESP"
+constexpr std::uint32_t kAcceptMagic = 0x54504341;     // "ACPT"
+constexpr std::uint32_t kHasMac = 1;
+constexpr std::size_t kMaxContextEntries = 64, kMaxKey = 64, kMaxValue = 256;
+
+void check_header(std::span<const std::byte> in, std::size_t min_size, std::uint32_t magic, const char* what) {
+  if (in.size() < min_size) fail("{}: {} bytes, expected at least {}", what, in.size(), min_size);
+  if (const auto got = load_le<std::uint32_t>(in, 0); got != magic) fail("{}.magic = {:#010x} is wrong", what, got);
+}
+
+std::uint32_t flags_of(std::span<const std::byte> in, const char* what) {
+  const auto flags = load_le<std::uint32_t>(in, 4);
+  if (flags & ~kHasMac) fail("{}.flags = {:#x} has unknown bits", what, flags);
+  return flags;
+}
+
+template <std::size_t N>
+void put(std::vector<std::byte>& out, std::size_t at, const std::array<std::byte, N>& bytes) {
+  std::copy(bytes.begin(), bytes.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
+}
+template <std::size_t N>
+std::array<std::byte, N> get(std::span<const std::byte> in, std::size_t at) {
+  std::array<std::byte, N> out;
+  std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(at), N, out.begin());
+  return out;
+}
+
+bool key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-'; }
+
+Nonce random_nonce() {
+  Nonce nonce;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(nonce.data()), static_cast<int>(nonce.size())) != 1)
+    fail("RAND_bytes: no randomness for the handshake nonce");
+  return nonce;
+}
+
+bool same(const Mac& a, const Mac& b) { return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0; }
+
+// Stages `message` at offset 0 of our buffer and writes it to the peer's offset 0. The peer
+// answers only once it has the whole message, so the staged bytes stay put long enough; the last
+// message is not waited for (a quitting peer may close before its acknowledgement is out).
+void send(Endpoint& endpoint, std::uint32_t imm, std::span<const std::byte> message, bool wait = true) {
+  endpoint.wait_in_flight_at_most(0);
+  std::copy(message.begin(), message.end(), endpoint.buffer().bytes().begin());
+  endpoint.post_write(0, 0, message.size(), imm);
+  if (wait) endpoint.wait_in_flight_at_most(0);
+}
+
+// The next session message: its immediate must be one of `expected`, its bytes at offset 0.
+std::span<const std::byte> receive(Endpoint& endpoint, std::initializer_list<std::uint32_t> expected, const char* what) {
+  const Arrival arrival = endpoint.wait_arrival();
+  if (std::find(expected.begin(), expected.end(), arrival.imm) == expected.end())
+    fail("{}: immediate {:#x} is not a handshake message", what, arrival.imm);
+  if (arrival.offset != 0 || arrival.length > kMaxMessage)
+    fail("{}: {} bytes at offset {} (handshake messages are at most {} bytes at offset 0)", what, arrival.length,
+         arrival.offset, kMaxMessage);
+  return std::span<const std::byte>(endpoint.buffer().bytes()).first(std::min(arrival.length, endpoint.buffer().bytes().size()));
+}
+
+[[noreturn]] void refuse(Endpoint& endpoint, const std::string& reason) {
+  try {
+    send(endpoint, kRefuse, protocol::encode_refusal(reason));
+  } catch (const std::exception&) {
+    // The peer may be gone already; the reason is still ours to log.
+  }
+  throw PeerError(reason);
+}
+
+}  // namespace
+
+std::vector<std::byte> encode(const Challenge& c) {
+  std::vector<std::byte> out(kChallengeSize);
+  store_le<std::uint32_t>(out, 0, kChallengeMagic);
+  store_le<std::uint32_t>(out, 4, c.auth_required ? kHasMac : 0);
+  put(out, 8, c.nonce);
+  return out;
+}
+
+Challenge decode_challenge(std::span<const std::byte> in) {
+  check_header(in, kChallengeSize, kChallengeMagic, "challenge");
+  return {.auth_required = (flags_of(in, "challenge") & kHasMac) != 0, .nonce = get<32>(in, 8)};
+}
+
+std::vector<std::byte> encode(const Response& r) {
+  std::vector<std::byte> out(kResponseSize);
+  store_le<std::uint32_t>(out, 0, kResponseMagic);
+  store_le<std::uint32_t>(out, 4, r.has_mac ? kHasMac : 0);
+  put(out, 8, r.nonce);
+  put(out, 40, r.mac);
+  return out;
+}
+
+Response decode_response(std::span<const std::byte> in) {
+  check_header(in, kResponseSize, kResponseMagic, "response");
+  return {.has_mac = (flags_of(in, "response") & kHasMac) != 0, .nonce = get<32>(in, 8), .mac = get<32>(in, 40)};
+}
+
+std::vector<std::byte> encode(const Accept& a) {
+  nlohmann::json context = nlohmann::json::object();
+  std::size_t used = 2;
+  for (const auto& [key, value] : a.context) {
+    const std::size_t entry = nlohmann::json(key).dump().size() + nlohmann::json(value).dump().size() + 2;
+    if (used + entry > kMaxContext || context.size() == kMaxContextEntries) continue;  // the rest stays home
+    context[key] = value;
+    used += entry;
+  }
+  const std::string json = context.dump();
+  std::vector<std::byte> out(44 + json.size());
+  store_le<std::uint32_t>(out, 0, kAcceptMagic);
+  store_le<std::uint32_t>(out, 4, a.has_mac ? kHasMac : 0);
+  put(out, 8, a.mac);
+  store_le<std::uint32_t>(out, 40, static_cast<std::uint32_t>(json.size()));
+  std::memcpy(out.data() + 44, json.data(), json.size());
+  return out;
+}
+
+Accept decode_accept(std::span<const std::byte> in) {
+  check_header(in, 44, kAcceptMagic, "accept");
+  Accept accept{.has_mac = (flags_of(in, "accept") & kHasMac) != 0, .mac = get<32>(in, 8), .context = {}};
+  const auto length = load_le<std::uint32_t>(in, 40);
+  if (length > kMaxContext || length > in.size() - 44)
+    fail("accept.context_length = {} is over the {} bytes there are (at most {})", length, in.size() - 44, kMaxContext);
+  accept.context = decode_context(in.subspan(44, length));
+  return accept;
+}
+
+std::map<std::string, std::string> decode_context(std::span<const std::byte> bytes) {
+  if (bytes.size() > kMaxContext) fail("context: {} bytes, at most {}", bytes.size(), kMaxContext);
+  const auto* text = reinterpret_cast<const char*>(bytes.data());
+  // Depth 1 only: a flat object. Nesting is refused while parsing, before it costs anything.
+  const auto flat = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > 1) throw Error("context: nested value (a flat object of strings is expected)");
+    return true;
+  };
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text, text + bytes.size(), flat);
+  } catch (const nlohmann::json::exception& e) {
+    fail("context: not JSON (parse error at byte {})",
+         e.id == 101 ? static_cast<const nlohmann::json::parse_error&>(e).byte : 0);
+  }
+  if (!json.is_object()) fail("context: a JSON {} where an object is expected", json.type_name());
+  if (json.size() > kMaxContextEntries) fail("context: {} entries, at most {}", json.size(), kMaxContextEntries);
+  std::map<std::string, std::string> context;
+  for (const auto& [key, value] : json.items()) {
+    if (key.empty() || key.size() > kMaxKey || !std::all_of(key.begin(), key.end(), key_char))
+      fail("context: a key of {} bytes that is not [A-Za-z0-9_.:-]{{1,{}}}", key.size(), kMaxKey);
+    if (!value.is_string()) fail("context.{}: a JSON {} where a string is expected", key, value.type_name());
+    const auto& text_value = value.get_ref<const std::string&>();
+    if (text_value.size() > kMaxValue || !std::all_of(text_value.begin(), text_value.end(), [](char c) {
+          return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+        }))
+      fail("context.{}: {} bytes, not printable or over {}", key, text_value.size(), kMaxValue);
+    context.emplace(key, text_value);
+  }
+  return context;
+}
+
+Mac proof(const std::string& secret, std::string_view role, const Nonce& passive, const Nonce& active,
+          const Transcript& transcript) {
+  std::vector<unsigned char> message;
+  auto append = [&](std::span<const std::byte> bytes) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    message.insert(message.end(), p, p + bytes.size());
+  };
+  append(std::as_bytes(std::span(role)));
+  append(passive);
+  append(active);
+  append(transcript.hello);
+  append(transcript.welcome);
+  Mac mac;
+  unsigned int length = 0;
+  if (!HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), message.data(), message.size(),
+            reinterpret_cast<unsigned char*>(mac.data()), &length) ||
+      length != mac.size())
+    fail("HMAC-SHA256 failed");
+  return mac;
+}
+
+void serve_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options) {
+  const bool required = !options.secret.empty();
+  const Challenge challenge{.auth_required = required, .nonce = random_nonce()};
+  Response response;
+  try {
+    send(endpoint, kChallenge, encode(challenge));
+    response = decode_response(receive(endpoint, {kResponse}, "response"));
+  } catch (const PeerError&) {
+    throw;
+  } catch (const std::exception& e) {
+    refuse(endpoint, fmt::format("handshake: {}", e.what()));
+  }
+  if (required && !response.has_mac) refuse(endpoint, "authentication required: the client has no --secret-file");
+  if (required && !same(response.mac, proof(options.secret, "wirezip-v2 client", challenge.nonce, response.nonce, transcript)))
+    refuse(endpoint, "authentication failed: wrong secret or a replayed answer");
+  Accept accept{.has_mac = required, .context = options.context};
+  if (required) accept.mac = proof(options.secret, "wirezip-v2 server", challenge.nonce, response.nonce, transcript);
+  try {
+    send(endpoint, kAccept, encode(accept), false);
+  } catch (const std::exception& e) {
+    throw PeerError(fmt::format("handshake: {}", e.what()));
+  }
+}
+
+void client_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options) {
+  const bool have_secret = !options.secret.empty();
+  const auto challenge_bytes = receive(endpoint, {kChallenge, kRefuse}, "challenge");
+  if (protocol::is_refusal(challenge_bytes)) fail("the server refused the link: {}", protocol::decode_refusal(challenge_bytes));
+  const Challenge challenge = decode_challenge(challenge_bytes);
+  if (challenge.auth_required && !have_secret)
+    fail("the server requires authentication: give the same --secret-file (or WIREZIP_SECRET_FILE) as the server");
+  if (!challenge.auth_required && have_secret)
+    fail("the server does not authenticate (started without --secret-file): refusing to run against it");
+  Response response{.has_mac = have_secret, .nonce = random_nonce()};
+  if (have_secret) response.mac = proof(options.secret, "wirezip-v2 client", challenge.nonce, response.nonce, transcript);
+  send(endpoint, kResponse, encode(response));
+  const auto accept_bytes = receive(endpoint, {kAccept, kRefuse}, "accept");
+  if (protocol::is_refusal(accept_bytes)) fail("the server refused the link: {}", protocol::decode_refusal(accept_bytes));
+  Accept accept = decode_accept(accept_bytes);
+  if (have_secret &&
+      (!accept.has_mac ||
+       !same(accept.mac, proof(options.secret, "wirezip-v2 server", challenge.nonce, response.nonce, transcript))))
+    fail("the server failed to prove it holds the secret: wrong secret, or not the server you meant");
+  endpoint.set_peer_context(std::move(accept.context));
+}
+
+}  // namespace wirezip::rdma::session
+
+namespace wirezip::rdma {
+
+std::string load_secret(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("secret file {}: {}", path, std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (fstat(fd, &info) != 0) fail("secret file {}: {}", path, std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) fail("secret file {}: not a regular file", path);
+  if (info.st_mode & 077)
+    fail("secret file {}: readable or writable by group or others (mode {:04o}); chmod 600 it", path, info.st_mode & 07777);
+  std::string secret(4097, '\0');
+  const ssize_t n = ::read(fd, secret.data(), secret.size());
+  if (n < 0) fail("secret file {}: {}", path, std::strerror(errno));
+  secret.resize(static_cast<std::size_t>(n));
+  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+  if (secret.empty() || secret.size() > 4096) fail("secret file {}: must hold 1 to 4096 bytes", path);
+  return secret;
+}
+
+}  // namespace wirezip::rdma

@@ -1,0 +1,78 @@
+#pragma once
+// Internal: the session handshake every two-process link runs once it is up, before any case:
+// the passive side challenges, the active side answers, the passive side accepts and tells the
+// active side about its host. With a shared secret (--secret-file) both sides prove they hold it:
+// HMAC-SHA256 (OpenSSL) over both nonces and the set-up bytes, compared in constant time, so a
+// replayed answer fails against a fresh nonce. Without one the messages still run (and say that
+// nobody is authenticated), so both kinds of peer meet the same protocol.
+//
+// The messages are writes with an immediate into the peer's buffer at offset 0, the one place
+// both sides know before any case; each is at most kMaxMessage bytes (link buffers are at least
+// kMinLinkBuffer). Immediates here have their top three bits zero: the pipeline's are never zero
+// there. The decoders below are this layer's trust boundary; docs/PROTOCOL.md has the layouts.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "wirezip/rdma/transport.hpp"
+
+namespace wirezip::rdma::session {
+
+inline constexpr std::uint32_t kChallenge = 0x0057a001;  // passive -> active
+inline constexpr std::uint32_t kResponse = 0x0057a002;   // active -> passive
+inline constexpr std::uint32_t kAccept = 0x0057a003;     // passive -> active
+inline constexpr std::uint32_t kRefuse = 0x0057a004;     // passive -> active: why the link ends
+inline constexpr std::uint32_t kKeepalive = kKeepaliveImm;  // active -> passive, zero bytes: "still here"
+inline constexpr std::size_t kMaxMessage = kMinLinkBuffer;
+inline constexpr std::size_t kMaxContext = 3072;  // bytes of the passive side's context (JSON)
+
+using Nonce = std::array<std::byte, 32>;
+using Mac = std::array<std::byte, 32>;
+
+struct Challenge {
+  bool auth_required = false;
+  Nonce nonce{};
+};
+inline constexpr std::size_t kChallengeSize = 40;
+struct Response {
+  bool has_mac = false;
+  Nonce nonce{};
+  Mac mac{};
+};
+inline constexpr std::size_t kResponseSize = 72;
+struct Accept {
+  bool has_mac = false;
+  Mac mac{};
+  std::map<std::string, std::string> context;
+};
+
+std::vector<std::byte> encode(const Challenge& challenge);
+std::vector<std::byte> encode(const Response& response);
+std::vector<std::byte> encode(const Accept& accept);  // drops context entries that would not fit
+Challenge decode_challenge(std::span<const std::byte> bytes);
+Response decode_response(std::span<const std::byte> bytes);
+Accept decode_accept(std::span<const std::byte> bytes);
+// A flat JSON object of at most 64 string values, keys [A-Za-z0-9_.:-]{1,64}, values printable,
+// at most 256 bytes each. Throws naming the key or the JSON type at fault, never echoing the input.
+std::map<std::string, std::string> decode_context(std::span<const std::byte> json);
+
+// The bytes of link set-up that both proofs cover, as each side sent or received them.
+struct Transcript {
+  std::span<const std::byte> hello;
+  std::span<const std::byte> welcome;
+};
+Mac proof(const std::string& secret, std::string_view role, const Nonce& passive, const Nonce& active,
+          const Transcript& transcript);
+
+// Passive side, right after the link is up. Throws PeerError (after telling the peer why, where
+// it can) when the peer does not answer, answers wrong, or lacks the secret this side requires.
+void serve_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options);
+// Active side. Throws when the passive side refuses, fails its own proof, or does not
+// authenticate while this side has a secret.
+void client_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options);
+
+}  // namespace wirezip::rdma::session
