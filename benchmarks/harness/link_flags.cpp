@@ -53,8 +53,9 @@ void add_server_context(rdma::TransportKind kind, const rdma::LinkOptions& optio
 }
 
 void announce_listening(std::string_view binary, rdma::TransportKind kind, const LinkFlags& flags, std::uint16_t port) {
-  fmt::print("{}: listening on {}:{} ({})\n", binary, flags.bind.empty() ? "0.0.0.0" : flags.bind, port,
-             rdma::transport_name(kind));
+  // "serving T on port N" is what scripts wait for; "listening on ADDR:PORT" says where.
+  fmt::print("{}: serving {} on port {}, listening on {}:{}\n", binary, rdma::transport_name(kind), port,
+             flags.bind.empty() ? "0.0.0.0" : flags.bind, port);
   if (flags.secret_file.empty() && !std::getenv("WIREZIP_SECRET_FILE"))
     fmt::print("{}: no --secret-file: anyone who can reach this port can run cases and stop this server\n", binary);
   std::fflush(stdout);

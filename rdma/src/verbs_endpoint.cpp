@@ -165,12 +165,19 @@ void VerbsEndpoint::post_write(std::size_t local_offset, std::size_t remote_offs
   if (const int rc = ibv_post_send(qps_[qp].get(), &work, &bad))
     fail("ibv_post_send({}, {} bytes, QP {}) on {}: {}", imm ? "RDMA WRITE WITH IMM" : "RDMA WRITE", length, qp,
          port_.device, std::strerror(rc));
-  ++in_flight_;
+  if (in_flight_++ == 0) busy_since_ = std::chrono::steady_clock::now();
 }
 
 std::size_t VerbsEndpoint::in_flight() const {
   drain();
   return in_flight_;
+}
+
+std::optional<double> VerbsEndpoint::busy_seconds() const {
+  drain();
+  double busy = busy_seconds_;
+  if (in_flight_ > 0) busy += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy_since_).count();
+  return busy;
 }
 
 void VerbsEndpoint::wait_in_flight_at_most(std::size_t count) {
@@ -251,7 +258,11 @@ void VerbsEndpoint::drain() const {
         fail_link(fmt::format("verbs link on {}: {} failed: {} (vendor error {:#x})", port_.device, work_name(wc.wr_id),
                               ibv_wc_status_str(wc.status), wc.vendor_err));
       switch (wc.wr_id & 0xff) {
-        case kWrite: --in_flight_; break;
+        case kWrite:
+          // The completion is seen when polled: busy time runs to the poll, a little past the wire.
+          if (--in_flight_ == 0)
+            busy_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy_since_).count();
+          break;
         case kRead: ++reads_done_; break;
         case kReceive:
           if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)

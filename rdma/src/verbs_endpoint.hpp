@@ -55,6 +55,7 @@ class VerbsEndpoint final : public Endpoint {
   void read_remote(std::size_t remote_offset, std::span<std::byte> into) override;
 
   std::chrono::steady_clock::time_point last_heard() const override { return last_heard_; }
+  std::optional<double> busy_seconds() const override;
   std::optional<double> registration_us() const override { return registration_us_; }
   std::map<std::string, std::string> device_context() const override;
   std::optional<double> link_bytes_per_second() const override;
@@ -96,6 +97,8 @@ class VerbsEndpoint final : public Endpoint {
   std::size_t next_qp_ = 0;  // writes go round-robin over the QPs
 
   mutable std::size_t in_flight_ = 0;
+  mutable std::chrono::steady_clock::time_point busy_since_;  // when in_flight_ last left 0
+  mutable double busy_seconds_ = 0;                           // closed stretches with a write in flight
   mutable std::size_t reads_done_ = 0;
   mutable std::deque<Arrival> arrivals_;
   mutable std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();

@@ -72,8 +72,10 @@ class TwoProcesses(unittest.TestCase):
                 self.assertFalse(case.get("error_occurred"), case.get("error_message"))
                 if case["name"].startswith("rdma/tcp/"):
                     self.assertIn("remote_huge_fraction", case)
+            self.assertEqual(report["context"]["peer_host_cpus"], report["context"]["host_cpus"])  # the server's facts
             self.assertEqual(server.wait(timeout=30), 0)  # the peer's quit ends the server
-            self.assertIn("served 2 link(s)", server.stdout.read())
+            # One link per page policy, and the one that fetched the server's context.
+            self.assertIn("served 3 link(s)", server.stdout.read())
         finally:
             stop(server)
 

@@ -104,8 +104,8 @@ class Endpoint {
   // Copies the peer's buffer [remote_offset, +into.size()) into `into`: verification, not timed.
   virtual void read_remote(std::size_t remote_offset, std::span<std::byte> into) = 0;
 
-  // Total time so far with at least one write in flight, where the transport learns of completions
-  // as they happen (tcp, mem); verbs learns of them only when polled, so it offers none.
+  // Total time so far with at least one write in flight (verbs: until the completion was polled,
+  // which the sender does between its own steps, so a little past the wire).
   virtual std::optional<double> busy_seconds() const { return std::nullopt; }
 
   // When this endpoint last heard from its peer (any message it can see; verbs sees only writes

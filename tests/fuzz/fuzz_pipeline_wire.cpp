@@ -1,0 +1,50 @@
+// libFuzzer target: the pipeline receiver as a sender's bytes reach it. A real receiver serves a
+// mem link; the input is a case record (whose fields the fuzzer chooses) or, after a valid case,
+// the content of a slot (chunk header and frame) plus the immediate that announces it. The
+// receiver must refuse the case, fail the chunk with a reason, or decode it; never crash or write
+// outside its buffer.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+
+#include "wirezip/pipeline/serve_thread.hpp"
+#include "wirezip/util/error.hpp"
+#include "../../pipeline/src/wire.hpp"
+
+using namespace wirezip;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 5) return 0;
+  const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
+  static const char* kCodecs[] = {"memcpy", "lz4", "bytegroup+lz4", "bytegroup+huff"};
+  const pipeline::Config config{pipeline::Mode::overlap, kCodecs[data[0] % 4], 16 << 10, 2, 1,
+                                std::chrono::milliseconds(200)};
+  constexpr std::size_t kData = 40 << 10;  // three chunks, the last one short
+  rdma::LinkOptions options;
+  options.buffer_bytes = pipeline::link_buffer_bytes(config, kData);
+  options.timeout = std::chrono::milliseconds(200);
+  rdma::LinkPair link = rdma::connect_loopback(rdma::TransportKind::mem, options);
+  pipeline::ServeThread receiver(*link.first, *link.second);
+  const auto staging = link.first->buffer().bytes();
+  const std::size_t slots_at = pipeline::slots_offset(kData);
+  std::uint32_t imm = 0;
+  try {
+    if (data[0] & 0x80) {  // the fuzzer's own case record, at offset 0
+      const std::size_t length = std::min(size - 1, pipeline::wire::kCaseRecordMax);
+      std::memcpy(staging.data() + slots_at, data + 1, length);
+      link.first->post_write(slots_at, 0, length, pipeline::wire::imm(pipeline::wire::Kind::start, 0, 0));
+      link.first->wait_arrival();
+      return 0;
+    }
+    pipeline::start_case(*link.first, kData, config);
+    std::memcpy(&imm, data + 1, 4);  // any immediate: kind, slot and value as the fuzzer likes
+    const std::size_t slot_bytes = pipeline::wire::slot_bytes(config);
+    const std::size_t length = std::min(size - 5, slot_bytes);
+    std::memcpy(staging.data() + slots_at, data + 5, length);
+    link.first->post_write(slots_at, slots_at, length, imm);
+    link.first->wait_arrival();  // a credit, "failed", or the link failing
+  } catch (const Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,103 @@
+// The pipeline's wire as a receiver and a sender meet it from a peer: case records, run reports
+// and sizes, each field checked against the reading side's limits with overflow-checked sizes.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "wirezip/util/error.hpp"
+#include "../pipeline/src/wire.hpp"
+
+namespace wirezip::pipeline {
+namespace {
+
+struct Field {
+  std::size_t offset, bytes;
+  std::uint64_t value;
+  const char* named;  // what the error must say
+};
+
+std::vector<std::byte> case_bytes(const Config& config, std::size_t data_bytes) {
+  std::vector<std::byte> out(wire::kCaseRecordMax);
+  out.resize(wire::write_case({config, data_bytes}, out));
+  return out;
+}
+
+void poke(std::vector<std::byte>& bytes, const Field& field) {
+  for (std::size_t i = 0; i < field.bytes; ++i) bytes[field.offset + i] = std::byte((field.value >> (8 * i)) & 0xff);
+}
+
+TEST(CaseRecord, AValidRecordRoundTrips) {
+  const Config config{Mode::overlap, "bytegroup+lz4", 1 << 16, 4, 1, std::chrono::milliseconds(5000)};
+  const auto bytes = case_bytes(config, 1 << 20);
+  const wire::CaseRecord record = wire::read_case(bytes, ServeLimits{}, 64 << 20);
+  EXPECT_EQ(record.data_bytes, 1u << 20);
+  EXPECT_EQ(record.config.codec_spec, "bytegroup+lz4");
+  EXPECT_EQ(record.config.depth, 4u);
+}
+
+TEST(CaseRecord, EveryFieldOutsideTheReceiversLimitsIsNamed) {
+  const Config config{Mode::overlap, "lz4", 1 << 16, 4, 1, std::chrono::milliseconds(5000)};
+  ServeLimits limits;
+  limits.max_workers = 2;
+  limits.max_timeout = std::chrono::milliseconds(60'000);
+  const std::vector<Field> attacks{
+      {0, 4, 0x31534143, "case.magic"},          {4, 4, 9, "case.mode = 9"},
+      {8, 8, 0, "case.chunk_bytes = 0"},         {8, 8, std::uint64_t{1} << 40, "case.chunk_bytes"},
+      {16, 8, 300, "case.depth = 300"},          {16, 8, 0, "case.depth = 0"},
+      {24, 4, 1u << 31, "case.workers = 2147483648"}, {28, 8, std::uint64_t{1} << 63, "case.timeout_ms"},
+      {36, 8, ~std::uint64_t{0}, "case.data_bytes"}, {36, 8, 0, "case.data_bytes = 0"},
+      {44, 4, 0xffffffff, "case.codec_spec_length"}};
+  for (const Field& attack : attacks) {
+    auto bytes = case_bytes(config, 1 << 20);
+    poke(bytes, attack);
+    try {
+      wire::read_case(bytes, limits, 64 << 20);
+      ADD_FAILURE() << "accepted " << attack.named;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(attack.named), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CaseRecord, SizesThatDoNotFitTheLinkOrTheRegistryAreRefused) {
+  Config config{Mode::overlap, "lz4", 1 << 20, 256, 1, std::chrono::milliseconds(5000)};
+  EXPECT_THROW(wire::read_case(case_bytes(config, 32 << 20), ServeLimits{}, 64 << 20), Error);  // 256 slots of 1 MiB
+  config.depth = 2;
+  config.codec_spec = "lz5";
+  EXPECT_THROW(wire::read_case(case_bytes(config, 1 << 20), ServeLimits{}, 64 << 20), Error);
+  config.codec_spec = "lz4\x01";
+  EXPECT_THROW(wire::read_case(case_bytes(config, 1 << 20), ServeLimits{}, 64 << 20), Error);
+  config.mode = Mode::serial;
+  config.codec_spec = "";
+  EXPECT_THROW(wire::read_case(case_bytes(config, 1 << 20), ServeLimits{}, 64 << 20), Error);
+}
+
+TEST(Sizes, ArithmeticThatWouldWrapIsAnError) {
+  const Config config{Mode::raw, "", 1 << 20, 256, 1, std::chrono::milliseconds(5000)};
+  EXPECT_THROW(link_buffer_bytes(config, ~std::size_t{0} - 10), Error);
+  EXPECT_THROW(slots_offset(~std::size_t{0}), Error);
+  EXPECT_EQ(wire::chunk_count(10, 4), 3u);
+  EXPECT_EQ(wire::chunk_count(~std::size_t{0}, 1), ~std::size_t{0});
+  EXPECT_THROW(wire::chunk_count(10, 0), Error);
+}
+
+TEST(RunReport, MustAccountForTheWholeRun) {
+  std::vector<std::byte> bytes(wire::kRunReportSize);
+  wire::write_report({.decode_ns = 5, .decoded_bytes = 1000, .cpu_ns = 7}, bytes);
+  EXPECT_EQ(wire::read_report(bytes, 1000, false).cpu_ns, 7u);
+  EXPECT_THROW(wire::read_report(bytes, 999, false), Error);
+  EXPECT_THROW(wire::read_report(bytes, 1000, true), Error);  // raw runs decode nothing
+  bytes[0] = std::byte{0};
+  EXPECT_THROW(wire::read_report(bytes, 1000, false), Error);
+}
+
+TEST(Pattern, DiffersPerSeedAndCoversOddLengths) {
+  std::vector<std::byte> a(1001), b(1001);
+  wire::fill_pattern(a, 1);
+  wire::fill_pattern(b, 2);
+  EXPECT_NE(a, b);
+  EXPECT_NE(a[1000], std::byte{0});
+}
+
+}  // namespace
+}  // namespace wirezip::pipeline
