@@ -12,14 +12,15 @@
 
 #include "codec_case.hpp"
 #include "context.hpp"
+#include "failure_summary.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
-#include "wirezip/util/error.hpp"
-#include "wirezip/util/size.hpp"
+#include "wirezip/util/flag.hpp"
 
 namespace {
 
 using namespace wirezip;
+constexpr std::uint64_t kMaxThreads = 1024;  // far past any host here: a larger count is a typo
 
 struct Config {
   std::vector<std::string> codecs;
@@ -31,20 +32,15 @@ struct Config {
 Config parse_config(const std::string& codecs, const std::string& datasets, const std::string& chunks,
                     const std::string& threads) {
   Config config;
-  config.codecs = codecs.empty() ? codecs::default_codec_specs() : harness::parse_list("--codecs", codecs);
+  config.codecs = codecs.empty() ? codecs::default_codec_specs() : flag::list("--codecs", codecs);
   // memcpy is the ceiling every other codec is read against, so it is always in the run.
   if (std::find(config.codecs.begin(), config.codecs.end(), "memcpy") == config.codecs.end())
     config.codecs.insert(config.codecs.begin(), "memcpy");
   for (const std::string& spec : config.codecs) codecs::make_codec(spec);  // reject bad specs up front
-  config.datasets = harness::parse_list("--datasets", datasets);
-  try {
-    config.chunks = parse_size_list(chunks);
-  } catch (const Error& e) {
-    fail("--chunks: {}", e.what());
-  }
-  for (std::uint64_t chunk : config.chunks)
-    if (chunk == 0) fail("--chunks: a chunk must be at least 1 byte");
-  config.threads = harness::parse_positive_ints("--threads", threads);
+  config.datasets = flag::list("--datasets", datasets);
+  config.chunks = flag::sizes("--chunks", chunks, 1);
+  for (std::uint64_t count : flag::counts("--threads", threads, 1, kMaxThreads))
+    config.threads.push_back(static_cast<int>(count));
   return config;
 }
 
@@ -76,7 +72,7 @@ void register_cases(const Config& config, const std::deque<datasets::Dataset>& d
           auto* bench = benchmark::RegisterBenchmark(
               case_name(spec, dataset.spec, chunk, direction).c_str(),
               [c](benchmark::State& state) { harness::run_codec_case(state, c); });
-          bench->UseRealTime();  // threads share the work: wall time is what throughput means
+          bench->UseManualTime();  // the wall time of all threads, see harness::IterationWallClock
           for (int t : config.threads) bench->Threads(t);
         }
       }
@@ -97,7 +93,7 @@ int main(int argc, char** argv) {
   app.add_option("--chunks", chunk_list, "chunk sizes; each chunk is compressed on its own")->capture_default_str();
   app.add_option("--threads", thread_list, "thread counts to sweep")->capture_default_str();
   app.add_flag("--list-codecs", list_codecs, "print every codec spec with its library version and exit");
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = harness::parse_command_line(app, "bench_codec", argc, argv)) return *status;
   if (list_codecs) {
     print_codec_list();
     return 0;
@@ -109,8 +105,6 @@ int main(int argc, char** argv) {
     for (const std::string& spec : config.datasets) data.push_back(datasets::load_dataset(spec));
     harness::add_host_context(argc, argv);
     register_cases(config, data);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return harness::exit_status("bench_codec", harness::run_cases());
   });
 }

@@ -12,24 +12,37 @@
 #include <deque>
 
 #include "context.hpp"
+#include "failure_summary.hpp"
 #include "link_flags.hpp"
 #include "pipeline_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
-#include "wirezip/util/size.hpp"
+#include "wirezip/util/flag.hpp"
 
 namespace {
 
 using namespace wirezip;
 constexpr std::uint16_t kDefaultPort = 18516;
+constexpr std::uint64_t kMaxDepth = 256;    // slots per side; each holds a whole chunk
+constexpr std::uint64_t kMaxWorkers = 256;  // threads per side
 
 struct Flags {
   harness::LinkFlags link;
   std::string modes = "raw,serial,overlap", codecs{codecs::kBestCodecSpec}, pages = "4k";
   std::string chunks = "1MiB", datasets{datasets::kDefaultDatasetSpec};
-  std::size_t depth = 8;
-  int workers = 1;
+  std::size_t depth = 8;  // from depth_text, checked
+  int workers = 1;        // from workers_text, checked
+  std::string depth_text = "8", workers_text = "1";
+};
+
+// The sweep's axes, checked before any data set is made or case registered.
+struct Axes {
+  std::vector<pipeline::Mode> modes;
+  std::vector<std::string> codec_specs;
+  std::vector<rdma::PagePolicy> pages;
+  std::vector<std::uint64_t> chunks;
+  std::vector<std::string> datasets;
 };
 
 std::vector<rdma::TransportKind> choose_transports(const std::string& flag) {
@@ -38,7 +51,7 @@ std::vector<rdma::TransportKind> choose_transports(const std::string& flag) {
     if (rdma::verbs_available()) return {rdma::TransportKind::verbs};
     return {rdma::TransportKind::tcp, rdma::TransportKind::mem};
   }
-  for (const std::string& t : harness::parse_list("--transport", flag)) kinds.push_back(rdma::parse_transport(t));
+  for (const std::string& t : flag::list("--transport", flag)) kinds.push_back(rdma::parse_transport(t));
   return kinds;
 }
 
@@ -51,24 +64,27 @@ std::string case_name(rdma::TransportKind t, pipeline::Mode m, const std::string
                      chunk, f.depth, f.workers, label);
 }
 
-// Registers raw first, then every codec in serial and overlap, for each transport x pages x chunk x data set.
-void register_cases(harness::PipelineLinks& links, const Flags& f, const std::deque<datasets::Dataset>& data) {
-  std::vector<pipeline::Mode> modes;
-  for (const std::string& m : harness::parse_list("--modes", f.modes)) modes.push_back(pipeline::parse_mode(m));
+// Every flag of the sweep in range; throws one line naming the flag.
+Axes check_axes(const Flags& f) {
+  Axes axes;
+  for (const std::string& m : flag::list("--modes", f.modes)) axes.modes.push_back(pipeline::parse_mode(m));
   // The uncompressed baseline joins every run, so each result reads as compressed / raw.
-  if (std::find(modes.begin(), modes.end(), pipeline::Mode::raw) == modes.end()) modes.insert(modes.begin(), pipeline::Mode::raw);
-  std::stable_partition(modes.begin(), modes.end(), [](pipeline::Mode m) { return m == pipeline::Mode::raw; });
-  const auto codec_specs = harness::parse_list("--codecs", f.codecs);
-  for (const std::string& spec : codec_specs) codecs::make_codec(spec);  // bad specs fail before any case runs
-  std::vector<rdma::PagePolicy> pages;
-  for (const std::string& p : harness::parse_list("--pages", f.pages)) pages.push_back(rdma::parse_page_policy(p));
-  std::vector<std::uint64_t> chunks;
-  try {
-    chunks = parse_size_list(f.chunks);
-  } catch (const Error& e) {
-    fail("--chunks: {}", e.what());
-  }
+  if (std::find(axes.modes.begin(), axes.modes.end(), pipeline::Mode::raw) == axes.modes.end())
+    axes.modes.insert(axes.modes.begin(), pipeline::Mode::raw);
+  std::stable_partition(axes.modes.begin(), axes.modes.end(),
+                        [](pipeline::Mode m) { return m == pipeline::Mode::raw; });
+  axes.codec_specs = flag::list("--codecs", f.codecs);
+  for (const std::string& spec : axes.codec_specs) codecs::make_codec(spec);  // bad specs fail up front
+  for (const std::string& p : flag::list("--pages", f.pages)) axes.pages.push_back(rdma::parse_page_policy(p));
+  axes.chunks = flag::sizes("--chunks", f.chunks, 1);
+  axes.datasets = flag::list("--datasets", f.datasets);
+  return axes;
+}
 
+// Registers raw first, then every codec in serial and overlap, for each transport x pages x chunk x data set.
+void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& axes,
+                    const std::deque<datasets::Dataset>& data) {
+  const auto& [modes, codec_specs, pages, chunks, dataset_specs] = axes;
   std::uint32_t seed = 1;
   for (rdma::TransportKind transport : choose_transports(f.link.transport))
     for (rdma::PagePolicy policy : pages)
@@ -90,7 +106,7 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const std::de
 }
 
 int run(int argc, char** argv, const Flags& f) {
-  if (f.depth == 0 || f.workers <= 0) fail("--depth and --workers must be positive");
+  const Axes axes = check_axes(f);
   if (f.link.serve) {
     const auto kinds = choose_transports(f.link.transport);
     if (kinds.size() != 1) fail("--serve takes exactly one --transport");
@@ -103,7 +119,7 @@ int run(int argc, char** argv, const Flags& f) {
   if (!f.link.peer.empty()) std::tie(links.peer_host, links.peer_port) = rdma::parse_host_port(f.link.peer, kDefaultPort);
 
   std::deque<datasets::Dataset> data;  // deque: cases point at its elements
-  for (const std::string& spec : harness::parse_list("--datasets", f.datasets)) data.push_back(datasets::load_dataset(spec));
+  for (const std::string& spec : axes.datasets) data.push_back(datasets::load_dataset(spec));
   for (const datasets::Dataset& d : data) {
     benchmark::AddCustomContext("dataset:" + d.spec, d.description);
     benchmark::AddCustomContext("dataset_sha256:" + d.spec, datasets::sha256_hex(d.bytes));
@@ -113,11 +129,10 @@ int run(int argc, char** argv, const Flags& f) {
   const auto kinds = choose_transports(f.link.transport);
   if (links.peer_host) harness::add_server_context(kinds.front(), links.base, *links.peer_host, links.peer_port);
   if (std::find(kinds.begin(), kinds.end(), rdma::TransportKind::verbs) != kinds.end()) harness::add_verbs_context(f.link.device);
-  register_cases(links, f, data);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  register_cases(links, f, axes, data);
+  const harness::CaseOutcome outcome = harness::run_cases();
   links.finish();
-  return 0;
+  return harness::exit_status("bench_pipeline", outcome);
 }
 
 }  // namespace
@@ -133,9 +148,13 @@ int main(int argc, char** argv) {
   app.add_option("--codecs", f.codecs, "codec specs for serial and overlap")->capture_default_str();
   app.add_option("--pages", f.pages, "page policies of both link buffers: 4k, thp, hugetlb")->capture_default_str();
   app.add_option("--chunks", f.chunks, "chunk sizes")->capture_default_str();
-  app.add_option("--depth", f.depth, "slots on each side (writes in flight)")->capture_default_str();
-  app.add_option("--workers", f.workers, "compression threads and decompression threads")->capture_default_str();
+  app.add_option("--depth", f.depth_text, "slots on each side (writes in flight), 1..256")->capture_default_str();
+  app.add_option("--workers", f.workers_text, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  return harness::run_reporting_errors("bench_pipeline", [&] { return run(argc, argv, f); });
+  if (auto status = harness::parse_command_line(app, "bench_pipeline", argc, argv)) return *status;
+  return harness::run_reporting_errors("bench_pipeline", [&] {
+    f.depth = flag::count("--depth", f.depth_text, 1, kMaxDepth);
+    f.workers = static_cast<int>(flag::count("--workers", f.workers_text, 1, kMaxWorkers));
+    return run(argc, argv, f);
+  });
 }

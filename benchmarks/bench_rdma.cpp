@@ -8,25 +8,37 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "failure_summary.hpp"
 #include "link_flags.hpp"
 #include "rdma_case.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
-#include "wirezip/util/size.hpp"
+#include "wirezip/util/flag.hpp"
 
 namespace {
 
 using namespace wirezip;
 constexpr std::uint16_t kDefaultPort = 18515;  // perftest's
+// Past any NIC's send queue (max_qp_wr is 16K-32K on ConnectX): a larger depth is a typo.
+constexpr std::uint64_t kMaxDepth = 65536;
 
+// As typed; check_flags turns them into a Config.
 struct Flags {
   harness::LinkFlags link;
-  std::string pages = "4k,thp", sizes = "4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,8MiB", buffer = "64MiB";
-  std::size_t depth = 16;
+  std::string pages = "4k,thp", sizes = "4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,8MiB", buffer = "64MiB", depth = "16";
   bool list_devices = false;
+};
+
+struct Config {
+  harness::RdmaRun run;
+  std::string transport_choice;  // why run.transport
+  std::vector<rdma::PagePolicy> pages;
+  std::vector<std::uint64_t> sizes;
 };
 
 // The transport the user asked for, or verbs when a device exists, else tcp; and why.
@@ -34,6 +46,32 @@ std::pair<rdma::TransportKind, std::string> choose_transport(const std::string& 
   if (!flag.empty()) return {rdma::parse_transport(flag), "requested"};
   if (rdma::verbs_available()) return {rdma::TransportKind::verbs, "default: an RDMA device is present"};
   return {rdma::TransportKind::tcp, "default: no RDMA device, so tcp"};
+}
+
+std::uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return flag::kNoMaximum;  // unknown: the allocation will say
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_bytes);
+}
+
+// Every flag checked before anything is built or registered; throws one line naming the flag.
+Config check_flags(const Flags& flags) {
+  Config config;
+  std::tie(config.run.transport, config.transport_choice) = choose_transport(flags.link.transport);
+  config.run.options = flags.link.options();
+  const std::uint64_t buffer = flag::size("--buffer", flags.buffer, 1);
+  if (const std::uint64_t memory = physical_memory_bytes(); buffer > memory)
+    fail("--buffer: '{}' is more than this host's physical memory ({:.1f} GiB)", flags.buffer,
+         static_cast<double>(memory) / (1ull << 30));
+  config.run.options.buffer_bytes = buffer;
+  config.run.options.depth = flag::count("--depth", flags.depth, 1, kMaxDepth);
+  for (const std::string& p : flag::list("--pages", flags.pages)) config.pages.push_back(rdma::parse_page_policy(p));
+  config.sizes = flag::sizes("--sizes", flags.sizes, 1);
+  for (std::uint64_t size : config.sizes)
+    if (size > buffer) fail("--sizes: {} bytes do not fit the {}-byte --buffer", size, buffer);
+  if (!flags.link.peer.empty())
+    std::tie(config.run.peer_host, config.run.peer_port) = rdma::parse_host_port(flags.link.peer, kDefaultPort);
+  return config;
 }
 
 void add_transport_context(const harness::RdmaRun& run, const std::string& why) {
@@ -82,34 +120,22 @@ int list_devices() {
 }
 
 int run(int argc, char** argv, const Flags& flags) {
+  const Config config = check_flags(flags);
   if (flags.list_devices) return list_devices();
-  auto [transport, why] = choose_transport(flags.link.transport);
-  harness::RdmaRun run;
-  run.transport = transport;
-  run.options = flags.link.options();
-  run.options.buffer_bytes = parse_size(flags.buffer);
-  run.options.depth = flags.depth;
-  if (flags.depth == 0) fail("--depth must be positive");
   if (flags.link.serve) {
-    const int served = harness::serve_links(run, flags.link);
+    const int served = harness::serve_links(config.run, flags.link);
     fmt::print("bench_rdma: served {} link(s), done\n", served);
     return 0;
   }
-  if (!flags.link.peer.empty())
-    std::tie(run.peer_host, run.peer_port) = rdma::parse_host_port(flags.link.peer, kDefaultPort);
-  std::vector<rdma::PagePolicy> pages;
-  for (const std::string& p : harness::parse_list("--pages", flags.pages)) pages.push_back(rdma::parse_page_policy(p));
-  const std::vector<std::uint64_t> sizes = parse_size_list(flags.sizes);
-
   harness::add_host_context(argc, argv);
-  add_transport_context(run, why);
-  if (run.peer_host) harness::add_server_context(run.transport, run.options, *run.peer_host, run.peer_port);
-  harness::LinkCache links(run);
-  register_cases(links, pages, sizes);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  add_transport_context(config.run, config.transport_choice);
+  if (config.run.peer_host)
+    harness::add_server_context(config.run.transport, config.run.options, *config.run.peer_host, config.run.peer_port);
+  harness::LinkCache links(config.run);
+  register_cases(links, config.pages, config.sizes);
+  const harness::CaseOutcome outcome = harness::run_cases();
   links.finish();
-  return 0;
+  return harness::exit_status("bench_rdma", outcome);
 }
 
 }  // namespace
@@ -122,9 +148,10 @@ int main(int argc, char** argv) {
   harness::add_link_flags(app, flags.link, kDefaultPort, "verbs | tcp | mem (default: verbs when a device exists, else tcp)");
   app.add_option("--pages", flags.pages, "page policies of the buffers: 4k, thp, hugetlb")->capture_default_str();
   app.add_option("--sizes", flags.sizes, "message sizes")->capture_default_str();
-  app.add_option("--buffer", flags.buffer, "each side's buffer; messages walk through it")->capture_default_str();
-  app.add_option("--depth", flags.depth, "writes in flight")->capture_default_str();
+  app.add_option("--buffer", flags.buffer, "each side's buffer (at most the physical memory); messages walk through it")
+      ->capture_default_str();
+  app.add_option("--depth", flags.depth, "writes in flight, 1..65536")->capture_default_str();
   app.add_flag("--list-devices", flags.list_devices, "print RDMA ports and exit (status 1 when none is active)");
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = harness::parse_command_line(app, "bench_rdma", argc, argv)) return *status;
   return harness::run_reporting_errors("bench_rdma", [&] { return run(argc, argv, flags); });
 }

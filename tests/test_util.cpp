@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/flag.hpp"
 #include "wirezip/util/size.hpp"
 #include "wirezip/util/spec.hpp"
 
@@ -54,6 +55,50 @@ TEST(Spec, RejectsUnknownOptionsAndBadValues) {
   EXPECT_THROW(parse_spec_part("zstd:=1"), Error);
   SpecPart range = parse_spec_part("lz4:accel=0");
   EXPECT_THROW(range.take_int("accel", 1, 1, 10), Error);
+}
+
+
+// The one line a refused flag value prints: names the flag and the text, says what it takes.
+std::string flag_error(void (*parse)()) {
+  try {
+    parse();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return "";
+}
+
+TEST(Flag, CountsRefuseSignsJunkAndOutOfRange) {
+  EXPECT_EQ(flag::count("--depth", "16", 1, 256), 16u);
+  EXPECT_EQ(flag::count("--depth", "256", 1, 256), 256u);
+  EXPECT_EQ(flag::counts("--threads", "1,2,4", 1, 64), (std::vector<std::uint64_t>{1, 2, 4}));
+  for (const char* bad : {"-1", "0", "257", "+3", "", "1.5", "8x", " 8", "18446744073709551616"}) {
+    try {
+      flag::count("--depth", bad, 1, 256);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("--depth: '") + bad + "' is not a whole number in [1, 256]");
+    }
+  }
+  EXPECT_THROW(flag::counts("--threads", "1,,2", 1, 64), Error);
+  EXPECT_THROW(flag::counts("--threads", "1,0", 1, 64), Error);
+}
+
+TEST(Flag, SizesHaveBoundsAndNameTheFlag) {
+  EXPECT_EQ(flag::size("--buffer", "64MiB", 1), 64u << 20);
+  EXPECT_EQ(flag::sizes("--chunks", "64KiB,1MiB", 1), (std::vector<std::uint64_t>{65536, 1 << 20}));
+  EXPECT_EQ(flag_error([] { flag::sizes("--chunks", "1MiB,0", 1); }), "--chunks: '0' is less than the minimum, 1B");
+  EXPECT_EQ(flag_error([] { flag::size("--sizes", "2MiB", 1, 1 << 20); }),
+            "--sizes: '2MiB' is more than the maximum, 1MiB");
+  EXPECT_EQ(flag_error([] { flag::size("--buffer", "-1", 1); }).rfind("--buffer: bad size '-1'", 0), 0u);
+}
+
+TEST(Flag, ListsRefuseEmptyValuesAndItems) {
+  EXPECT_EQ(flag::list("--pages", "4k,thp"), (std::vector<std::string>{"4k", "thp"}));
+  EXPECT_EQ(flag_error([] { flag::list("--pages", ""); }), "--pages: no value (expected a comma-separated list)");
+  EXPECT_EQ(flag_error([] { flag::list("--pages", "4k,"); }), "--pages: empty item in '4k,' (separator ',')");
+  EXPECT_EQ(flag_error([] { flag::sizes("--chunks", "", 1); }), "--chunks: no value (expected a comma-separated list)");
 }
 
 }  // namespace

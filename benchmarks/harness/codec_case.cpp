@@ -9,6 +9,8 @@
 namespace wirezip::harness {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 // This thread's share: chunks t, t + T, t + 2T, ... each with its own compressed buffer.
 struct ThreadChunks {
   std::vector<std::span<const std::byte>> originals;
@@ -22,9 +24,10 @@ ThreadChunks chunks_for_thread(const CodecCase& config, const codecs::Codec& cod
   std::span<const std::byte> all(config.dataset->bytes);
   const std::size_t chunk = config.chunk_bytes;
   const std::size_t count = (all.size() + chunk - 1) / chunk;
-  // Google Benchmark averages the threads' times: uneven shares would overstate throughput.
+  // Uneven shares would leave a thread idle at the end of every iteration: the wall time would
+  // measure the split, not the codec.
   if (count % static_cast<std::size_t>(threads) != 0)
-    fail("{} chunks do not split evenly over {} threads (throughput would be overstated); "
+    fail("{} chunks do not split evenly over {} threads (a thread would idle in every iteration); "
          "choose a chunk size or thread count that divides them", count, threads);
   for (std::size_t i = static_cast<std::size_t>(thread); i < count; i += static_cast<std::size_t>(threads)) {
     std::span<const std::byte> piece = all.subspan(i * chunk, std::min(chunk, all.size() - i * chunk));
@@ -61,14 +64,15 @@ void verify(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::byte>& re
   }
 }
 
-// Ratio is a property of all chunks together: the last thread of a run to get here reports it.
-// Every thread checks in, even after an error, so the next run starts from zero.
+// Ratio is a property of all chunks together: the last thread of a run to get here reports it and
+// readies the shared state for the next run. Every thread checks in, even after an error.
 void report_totals(benchmark::State& state, const CodecCase& config, std::uint64_t compressed) {
-  CodecCase::Totals& totals = *config.totals;
-  totals.compressed += compressed;
-  if (totals.finished.fetch_add(1) + 1 != state.threads()) return;
-  const std::uint64_t all = totals.compressed.exchange(0);
-  totals.finished = 0;
+  CodecCase::Shared& shared = *config.shared;
+  shared.compressed += compressed;
+  if (shared.finished.fetch_add(1) + 1 != state.threads()) return;
+  const std::uint64_t all = shared.compressed.exchange(0);
+  shared.finished = 0;
+  shared.clock.reset();
   if (state.error_occurred() || all == 0) return;
   state.counters["compressed_bytes"] = static_cast<double>(all);
   state.counters["ratio"] = static_cast<double>(config.dataset->bytes.size()) / static_cast<double>(all);
@@ -89,26 +93,70 @@ bool guarded(benchmark::State& state, Step&& step) {
 
 }  // namespace
 
+void IterationWallClock::start(int threads) { arrive(threads, false); }
+
+double IterationWallClock::finish(int threads) {
+  arrive(threads, false);
+  std::lock_guard lock(mutex_);
+  return wall_seconds_;  // stays until this thread arrives again: the next phase needs it
+}
+
+void IterationWallClock::leave(int threads) { arrive(threads, true); }
+
+void IterationWallClock::reset() {
+  std::lock_guard lock(mutex_);
+  arrived_ = 0;
+  left_ = 0;
+  phase_ = 0;
+}
+
+void IterationWallClock::arrive(int threads, bool leaving) {
+  std::unique_lock lock(mutex_);
+  ++(leaving ? left_ : arrived_);
+  if (arrived_ + left_ >= threads) {
+    const Clock::time_point now = Clock::now();
+    if (phase_ % 2 == 0)
+      started_ = now;
+    else
+      wall_seconds_ = std::chrono::duration<double>(now - started_).count();
+    arrived_ = 0;
+    ++phase_;
+    phase_done_.notify_all();
+    return;
+  }
+  if (leaving) return;
+  const std::uint64_t mine = phase_;
+  phase_done_.wait(lock, [&] { return phase_ != mine; });
+}
+
 void run_codec_case(benchmark::State& state, const CodecCase& config) {
+  const int threads = state.threads();
+  IterationWallClock& clock = config.shared->clock;
   std::unique_ptr<codecs::Codec> codec;
   ThreadChunks mine;
   std::vector<std::byte> restored;
   // Both directions start from real frames: the decompress case times exactly these.
   bool ok = guarded(state, [&] {
     codec = codecs::make_codec(config.codec_spec);
-    mine = chunks_for_thread(config, *codec, state.thread_index(), state.threads());
+    mine = chunks_for_thread(config, *codec, state.thread_index(), threads);
     restored.resize(mine.original_bytes);
     compress_all(*codec, mine);
   });
+  if (!ok) clock.leave(threads);  // an error skips the loop
 
   for (auto _ : state) {
-    if (!ok) break;
+    clock.start(threads);
     ok = guarded(state, [&] {
       if (config.direction == Direction::compress)
         compress_all(*codec, mine);
       else
         decompress_all(*codec, mine, restored);
     });
+    if (!ok) {
+      clock.leave(threads);
+      break;
+    }
+    state.SetIterationTime(clock.finish(threads));
   }
   if (ok) ok = guarded(state, [&] { verify(*codec, mine, restored, config.direction == Direction::compress); });
 

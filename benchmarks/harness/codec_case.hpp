@@ -4,8 +4,11 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -15,6 +18,35 @@ namespace wirezip::harness {
 
 enum class Direction { compress, decompress };
 
+// The wall time of one iteration over all threads of a run: from the moment the last thread is
+// ready to start to the moment the last one is done. Each thread reports it as its iteration time
+// (manual time), so Google Benchmark's mean over the threads is the wall time. Its own clock is
+// not: in 1.7.1 each thread's timer stops before the threads wait for each other, and the real time
+// it reports is the mean of the threads' times, which overstates throughput whenever threads finish
+// apart.
+class IterationWallClock {
+ public:
+  // Waits until every thread of the run that has not left is ready; the last one starts the clock.
+  void start(int threads);
+  // Waits until every thread that has not left is done; returns the seconds since start().
+  double finish(int threads);
+  // A thread that stops early (an error) leaves: the others stop waiting for it, in this run.
+  void leave(int threads);
+  // For the next run; only while no thread of this run uses the clock any more.
+  void reset();
+
+ private:
+  // One rendezvous of `threads`: the last to arrive (or leave) reads the clock and wakes the rest.
+  void arrive(int threads, bool leaving);
+
+  std::mutex mutex_;
+  std::condition_variable phase_done_;
+  int arrived_ = 0, left_ = 0;
+  std::uint64_t phase_ = 0;  // even: the start line, odd: the finish line
+  std::chrono::steady_clock::time_point started_;
+  double wall_seconds_ = 0;
+};
+
 struct CodecCase {
   std::string codec_spec;
   const datasets::Dataset* dataset = nullptr;
@@ -22,16 +54,19 @@ struct CodecCase {
   Direction direction = Direction::compress;
   double entropy_bound_ratio = 0;  // precomputed for (dataset, chunk)
 
-  // Totals across the threads of one run; the last thread to finish reports them.
-  struct Totals {
+  // What the threads of one run share: the wall clock, and totals the last thread to finish reports.
+  // Runs (thread counts, repetitions) follow each other, never overlap.
+  struct Shared {
+    IterationWallClock clock;
     std::atomic<std::uint64_t> compressed{0};
     std::atomic<int> finished{0};
   };
-  std::shared_ptr<Totals> totals = std::make_shared<Totals>();
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
 };
 
-// The benchmark body. Setup and verification run outside the timed loop; any error or a round trip
-// that does not restore the input ends the case through SkipWithError, with the reason in the JSON.
+// The benchmark body; register it with UseManualTime(). Setup and verification run outside the
+// timed loop; any error or a round trip that does not restore the input ends the case through
+// SkipWithError, with the reason in the JSON.
 void run_codec_case(benchmark::State& state, const CodecCase& config);
 
 }  // namespace wirezip::harness

@@ -5,14 +5,12 @@
 #include <sched.h>
 #include <sys/utsname.h>
 
-#include <charconv>
 #include <fstream>
 
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
-#include "wirezip/util/spec.hpp"
 
 namespace wirezip::harness {
 namespace {
@@ -30,6 +28,22 @@ std::string cpu_model() {
   std::string part = read_first_value("/proc/cpuinfo", "CPU part");
   return part.empty() ? "unknown" : "implementer " + read_first_value("/proc/cpuinfo", "CPU implementer") +
                                         " part " + part;
+}
+
+// CLI11 takes the argument after "--flag=" (nothing after the '=') or after a "--flag" that needs a
+// value as that value, whatever it is: "--chunks= --threads=2" would read "--threads=2" as the
+// chunk list, or swallow an argument that was meant for something else. Refuse both.
+void refuse_missing_values(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (!arg.starts_with("--") || arg.size() < 3) continue;
+    if (arg.ends_with("=")) fail("{}: no value after '='", arg.substr(0, arg.size() - 1));
+    if (arg.find('=') != std::string_view::npos) continue;
+    const CLI::Option* option = app.get_option_no_throw(std::string(arg));
+    const bool takes_value = option != nullptr && option->get_items_expected_max() > 0;  // not a flag
+    if (takes_value && i + 1 < argc && std::string_view(argv[i + 1]).starts_with("--"))
+      fail("{}: no value (the next argument is {})", arg, argv[i + 1]);
+  }
 }
 
 }  // namespace
@@ -100,33 +114,29 @@ void add_verbs_context(const std::string& device) {
   }
 }
 
+std::optional<int> parse_command_line(CLI::App& app, std::string_view name, int argc, char** argv) {
+  try {
+    refuse_missing_values(app, argc, argv);
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "{}: {}\n", name, e.what());
+    return kExitUsage;
+  } catch (const Error& e) {
+    fmt::print(stderr, "{}: {}\n", name, e.what());
+    return kExitUsage;
+  }
+}
+
 int run_reporting_errors(std::string_view name, const std::function<int()>& body) {
   try {
     return body();
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}: {}\n", name, e.what());
-    return 2;
+    return kExitUsage;
   }
-}
-
-std::vector<std::string> parse_list(const std::string& flag, const std::string& text) {
-  try {
-    return split(text, ',');
-  } catch (const Error& e) {
-    fail("{}: {}", flag, e.what());
-  }
-}
-
-std::vector<int> parse_positive_ints(const std::string& flag, const std::string& text) {
-  std::vector<int> values;
-  for (const std::string& item : parse_list(flag, text)) {
-    int value = 0;
-    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (ec != std::errc{} || end != item.data() + item.size() || value <= 0)
-      fail("{}: '{}' is not a positive integer", flag, item);
-    values.push_back(value);
-  }
-  return values;
 }
 
 }  // namespace wirezip::harness

@@ -1,11 +1,14 @@
 #pragma once
 // What every benchmark binary records next to its results, so a JSON file says where and how it
-// was measured: suite version and git sha, library versions, CPU, kernel, THP mode, argv.
+// was measured: suite version and git sha, library versions, CPU, kernel, THP mode, argv. And how
+// each binary reports bad usage: one line on stderr and its exit status.
+#include <CLI/CLI.hpp>
+
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace wirezip::harness {
 
@@ -26,11 +29,18 @@ std::string read_first_value(const std::string& path, const std::string& key);
 // The bracketed choice in a kernel setting file, e.g. "madvise" from "always [madvise] never".
 std::string read_kernel_choice(const std::string& path);
 
-// Runs a binary's `body`; any exception becomes one line "NAME: what" on stderr and exit status 2.
-int run_reporting_errors(std::string_view name, const std::function<int()>& body);
+// Exit statuses of every benchmark binary: 0 all cases ran, 1 a case failed (run_cases), 2 bad
+// usage or set-up (a flag, a spec, a file, an address), reported before any case is registered.
+constexpr int kExitCaseFailed = 1;
+constexpr int kExitUsage = 2;
 
-// Splits "a,b,c"; an empty list or item is an error naming the flag.
-std::vector<std::string> parse_list(const std::string& flag, const std::string& text);
-std::vector<int> parse_positive_ints(const std::string& flag, const std::string& text);
+// Parses the flags Google Benchmark left in argv. Returns the status to exit with when the binary
+// should stop here: 0 after --help, kExitUsage after one line "NAME: what" on stderr for anything
+// CLI11 refuses, for "--flag=" with nothing after the '=', and for a "--flag" that takes a value
+// followed by another "--..." (CLI11 would take that next argument as the value). nullopt: go on.
+std::optional<int> parse_command_line(CLI::App& app, std::string_view name, int argc, char** argv);
+
+// Runs a binary's `body`; any exception becomes one line "NAME: what" on stderr and kExitUsage.
+int run_reporting_errors(std::string_view name, const std::function<int()>& body);
 
 }  // namespace wirezip::harness

@@ -8,6 +8,7 @@
 #include "context.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/flag.hpp"
 #include "wirezip/util/size.hpp"
 
 namespace wirezip::harness {
@@ -19,12 +20,9 @@ rdma::LinkOptions LinkFlags::options() const {
   options.qps = qps;
   options.device = device;
   options.timeout = std::chrono::milliseconds(timeout_ms);
-  if (!max_buffer.empty()) {
-    options.limits.max_buffer = parse_size(max_buffer);
-    if (options.limits.max_buffer < rdma::kMinLinkBuffer) fail("--max-buffer must be at least {} bytes", rdma::kMinLinkBuffer);
-  }
+  if (!max_buffer.empty()) options.limits.max_buffer = flag::size("--max-buffer", max_buffer, rdma::kMinLinkBuffer);
   options.limits.allow_small = options.limits.allow_thp = options.limits.allow_hugetlb = false;
-  for (const std::string& name : parse_list("--allow-pages", allow_pages)) {
+  for (const std::string& name : flag::list("--allow-pages", allow_pages)) {
     switch (rdma::parse_page_policy(name)) {
       case rdma::PagePolicy::small: options.limits.allow_small = true; break;
       case rdma::PagePolicy::thp: options.limits.allow_thp = true; break;

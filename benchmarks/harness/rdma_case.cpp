@@ -15,14 +15,39 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A cheap pattern that differs per case and per 8-byte word.
-void fill_pattern(std::span<std::byte> bytes, std::uint32_t seed) {
-  std::uint64_t x = 0x9e3779b97f4a7c15ull * (seed + 1);
+// A cheap pattern that differs per case, per run of the case and per 8-byte word: what an earlier
+// run left in the peer's buffer cannot pass for this run's writes.
+void fill_pattern(std::span<std::byte> bytes, std::uint32_t seed, std::uint32_t run) {
+  std::uint64_t x = 0x9e3779b97f4a7c15ull * (seed + 1) ^ 0xbf58476d1ce4e5b9ull * (run + 1ull);
   for (std::size_t i = 0; i + 8 <= bytes.size(); i += 8) {
     x += 0x9e3779b97f4a7c15ull;
     std::memcpy(bytes.data() + i, &x, 8);
   }
 }
+
+// Where the next message goes. Each batch continues where the last one stopped and wraps at the
+// end, so every message size walks the whole buffer, however many messages fit in a batch.
+class BufferWalk {
+ public:
+  BufferWalk(std::size_t buffer_bytes, std::size_t message_bytes)
+      : message_bytes_(message_bytes), slots_(buffer_bytes / message_bytes) {}
+  std::size_t slots() const { return slots_; }
+  std::size_t next_offset() {
+    const std::size_t offset = next_ * message_bytes_;
+    next_ = next_ + 1 == slots_ ? 0 : next_ + 1;
+    written_ = std::min(written_ + 1, slots_);
+    return offset;
+  }
+  // [0, written_bytes()) has been written at least once.
+  std::size_t written_bytes() const { return written_ * message_bytes_; }
+
+ private:
+  std::size_t message_bytes_, slots_, next_ = 0, written_ = 0;
+};
+
+// Messages per timed batch: enough that posting overhead does not dominate small sizes, few enough
+// that an iteration stays short; the walk carries on across batches.
+std::size_t batch_messages(std::size_t slots) { return std::clamp<std::size_t>(slots, 64, 4096); }
 
 }  // namespace
 
@@ -67,16 +92,18 @@ void LinkCache::finish() {
 
 void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
   rdma::Endpoint* sender = nullptr;
-  std::size_t slots = 0, batch = 0;
+  std::optional<BufferWalk> walk;
+  std::size_t batch = 0;
   try {
     sender = &config.links->sender(config.pages);
     const std::size_t buffer = std::min(sender->buffer().bytes().size(), sender->remote_buffer_bytes());
     if (config.message_bytes == 0 || config.message_bytes > buffer)
       fail("message size {} must be in [1, {}] (the buffer)", config.message_bytes, buffer);
     // Messages walk through the whole buffer, as a training step's tensors do.
-    slots = buffer / config.message_bytes;
-    batch = std::clamp<std::size_t>(slots, 64, 4096);
-    fill_pattern(sender->buffer().bytes().first(slots * config.message_bytes), config.seed);
+    walk.emplace(buffer, config.message_bytes);
+    batch = batch_messages(walk->slots());
+    fill_pattern(sender->buffer().bytes().first(walk->slots() * config.message_bytes), config.seed,
+                 config.runs->fetch_add(1));
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
@@ -87,7 +114,7 @@ void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
     try {
       const auto start = Clock::now();
       for (std::size_t i = 0; i < batch; ++i) {
-        const std::size_t offset = (i % slots) * config.message_bytes;
+        const std::size_t offset = walk->next_offset();
         sender->post_write(offset, offset, config.message_bytes, std::nullopt);
       }
       sender->wait_in_flight_at_most(0);
@@ -102,12 +129,11 @@ void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
   if (state.error_occurred()) return;
 
   try {
-    const std::size_t covered = std::min(batch, slots) * config.message_bytes;
-    std::vector<std::byte> remote(covered);
+    std::vector<std::byte> remote(walk->written_bytes());
     sender->read_remote(0, remote);
     const auto local = sender->buffer().bytes();
     if (!std::equal(remote.begin(), remote.end(), local.begin()))
-      fail("verification: the peer's buffer differs from what was written");
+      fail("verification: the peer's buffer differs from what was written (first {} bytes)", remote.size());
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
@@ -127,15 +153,17 @@ void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
 
 void run_memcpy_case(benchmark::State& state, const RdmaCase& config) {
   std::pair<rdma::PageBuffer, rdma::PageBuffer>* buffers = nullptr;
-  std::size_t slots = 0, batch = 0;
+  std::optional<BufferWalk> walk;
+  std::size_t batch = 0;
   try {
     buffers = &config.links->ceiling_buffers(config.pages);
     const std::size_t buffer = buffers->first.bytes().size();
     if (config.message_bytes == 0 || config.message_bytes > buffer)
       fail("message size {} must be in [1, {}] (the buffer)", config.message_bytes, buffer);
-    slots = buffer / config.message_bytes;
-    batch = std::clamp<std::size_t>(slots, 64, 4096);
-    fill_pattern(buffers->first.bytes().first(slots * config.message_bytes), config.seed);
+    walk.emplace(buffer, config.message_bytes);
+    batch = batch_messages(walk->slots());
+    fill_pattern(buffers->first.bytes().first(walk->slots() * config.message_bytes), config.seed,
+                 config.runs->fetch_add(1));
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
@@ -145,14 +173,14 @@ void run_memcpy_case(benchmark::State& state, const RdmaCase& config) {
   for (auto _ : state) {
     const auto start = Clock::now();
     for (std::size_t i = 0; i < batch; ++i) {
-      const std::size_t offset = (i % slots) * config.message_bytes;
+      const std::size_t offset = walk->next_offset();
       std::memcpy(to + offset, from + offset, config.message_bytes);
     }
     benchmark::ClobberMemory();
     state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  const std::size_t covered = std::min(batch, slots) * config.message_bytes;
-  if (std::memcmp(to, from, covered) != 0) return state.SkipWithError("verification: memcpy copy differs");
+  if (std::memcmp(to, from, walk->written_bytes()) != 0)
+    return state.SkipWithError("verification: memcpy copy differs");
   const double messages = static_cast<double>(state.iterations()) * static_cast<double>(batch);
   state.SetBytesProcessed(static_cast<std::int64_t>(messages * static_cast<double>(config.message_bytes)));
   state.counters["msg_rate"] = benchmark::Counter(messages, benchmark::Counter::kIsRate);

@@ -4,6 +4,7 @@
 // page policy serves all of that policy's sizes; the next policy's link replaces it.
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,10 +46,14 @@ struct RdmaCase {
   rdma::PagePolicy pages = rdma::PagePolicy::small;
   std::size_t message_bytes = 0;
   std::uint32_t seed = 0;  // a different pattern per case, so stale data cannot pass verification
+  // Runs of this case so far (Google Benchmark runs a case several times): a new pattern each run.
+  std::shared_ptr<std::atomic<std::uint32_t>> runs = std::make_shared<std::atomic<std::uint32_t>>(0);
 };
 
 // Timed region: post writes (at most `depth` in flight) until a batch is complete, per iteration
-// (manual time, post to last completion). Afterwards the peer's buffer is read back and compared.
+// (manual time, post to last completion). Consecutive batches continue through the buffer where the
+// last one stopped, so every size covers all of it. Afterwards everything written is read back
+// from the peer's buffer and compared.
 void run_rdma_case(benchmark::State& state, const RdmaCase& config);
 // The ceiling beside it: the same messages copied by memcpy between two buffers of the same pages.
 void run_memcpy_case(benchmark::State& state, const RdmaCase& config);

@@ -44,9 +44,28 @@ def start_server(bench, *args):
 
 
 def one_line_error(test, bench, args, expect):
-    """Asserts that `bench args` fails with exactly one stderr line containing `expect`."""
+    """Asserts that `bench args` is refused as bad usage: exit status 2 and exactly one stderr line
+    containing `expect`, before any case ran (nothing on stdout)."""
     result = subprocess.run([bench, *args], capture_output=True, text=True, timeout=60)
-    test.assertNotEqual(result.returncode, 0, args)
+    test.assertEqual(result.returncode, 2, (args, result.stderr))
     lines = result.stderr.strip().splitlines()
     test.assertEqual(len(lines), 1, result.stderr)
     test.assertIn(expect, lines[0])
+    test.assertEqual(result.stdout, "", args)
+
+
+def failure_summary(test, result, binary):
+    """Asserts exit status 1 and the summary Google Benchmark's output ends with on stderr:
+    "BINARY: K of N cases failed:" then "  CASE: REASON" per failed case. Returns {case: reason}."""
+    test.assertEqual(result.returncode, 1, result.stderr)
+    lines = result.stderr.rstrip("\n").splitlines()
+    heads = [i for i, line in enumerate(lines) if re.match(rf"^{binary}: \d+ of \d+ cases failed:$", line)]
+    test.assertEqual(len(heads), 1, result.stderr)
+    failed = {}
+    for line in lines[heads[0] + 1:]:
+        match = re.match(r"^  (\S+): (.+)$", line)
+        test.assertIsNotNone(match, line)
+        failed[match[1]] = match[2]
+    count = int(re.match(r"^\S+ (\d+) of", lines[heads[0]])[1])
+    test.assertEqual(count, len(failed), result.stderr)
+    return failed

@@ -7,14 +7,14 @@ import subprocess
 import tempfile
 import unittest
 
-from bench_process import binary, one_line_error
+from bench_process import binary, failure_summary, one_line_error
 
 BENCH = binary("bench_codec")
 DATASET = "synthetic:weights:size=2MiB:seed=1"
 
 
-def run(*args, check=True):
-    return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=300, check=check)
+def run(*args):
+    return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=300)
 
 
 class BenchCodecJson(unittest.TestCase):
@@ -22,16 +22,21 @@ class BenchCodecJson(unittest.TestCase):
     def setUpClass(cls):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "codec.json")
-            run("--codecs=bytegroup+huff,lz4,blosc:bitshuffle+lz4", f"--datasets={DATASET}",
-                "--chunks=64KiB,1MiB", "--threads=1,2", "--benchmark_min_time=0.01",
-                f"--benchmark_out={out}", "--benchmark_out_format=json")
+            cls.result = run("--codecs=bytegroup+huff,lz4,blosc:bitshuffle+lz4", f"--datasets={DATASET}",
+                             "--chunks=64KiB,1MiB", "--threads=1,2", "--benchmark_min_time=0.01",
+                             f"--benchmark_out={out}", "--benchmark_out_format=json")
             with open(out) as f:
                 cls.report = json.load(f)
         cls.cases = {b["name"]: b for b in cls.report["benchmarks"]}
 
+    def test_a_run_without_failures_exits_0(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr)
+        self.assertNotIn("cases failed", self.result.stderr)
+
     def test_case_names_follow_the_documented_form(self):
+        # manual_time: the wall time over all threads (Google Benchmark's real time is their mean)
         pattern = re.compile(r"^codec/(?P<spec>[^/]+)/(?P<dataset>[^/]+)/chunk:(?P<chunk>\d+)/"
-                             r"(?P<dir>compress|decompress)/real_time/threads:(?P<threads>\d+)$")
+                             r"(?P<dir>compress|decompress)/manual_time/threads:(?P<threads>\d+)$")
         seen = set()
         for name in self.cases:
             m = pattern.match(name)
@@ -53,13 +58,22 @@ class BenchCodecJson(unittest.TestCase):
 
     def test_ratios_tell_the_byte_grouping_story(self):
         def ratio(spec):
-            return self.cases[f"codec/{spec}/{DATASET}/chunk:1048576/compress/real_time/threads:1"]["ratio"]
-        bound = self.cases[f"codec/memcpy/{DATASET}/chunk:1048576/compress/real_time/threads:1"]["entropy_bound_ratio"]
+            return self.cases[f"codec/{spec}/{DATASET}/chunk:1048576/compress/manual_time/threads:1"]["ratio"]
+        bound = self.cases[f"codec/memcpy/{DATASET}/chunk:1048576/compress/manual_time/threads:1"]["entropy_bound_ratio"]
         self.assertAlmostEqual(ratio("memcpy"), 1.0, delta=0.001)
         self.assertLess(ratio("lz4"), 1.01)  # LZ4 alone finds nothing in interleaved bf16
         self.assertGreater(ratio("bytegroup+huff"), ratio("blosc:bitshuffle+lz4"))
         self.assertGreater(ratio("bytegroup+huff"), 0.98 * bound)
         self.assertLessEqual(ratio("bytegroup+huff"), bound)
+
+    def test_threads_report_the_same_totals_and_a_rate(self):
+        # Both thread counts compress the same chunks: the totals agree, and each has its wall-time rate.
+        for spec in ["bytegroup+huff", "memcpy"]:
+            one, two = (self.cases[f"codec/{spec}/{DATASET}/chunk:65536/compress/manual_time/threads:{t}"]
+                        for t in (1, 2))
+            self.assertEqual(one["compressed_bytes"], two["compressed_bytes"], spec)
+            self.assertEqual(two["threads"], 2)
+            self.assertGreater(two["bytes_per_second"], 0)
 
     def test_context_records_where_it_ran(self):
         context = self.report["context"]
@@ -75,22 +89,43 @@ class BenchCodecErrors(unittest.TestCase):
         one_line_error(self, BENCH, ["--codecs=lz5"], "valid forms")
         one_line_error(self, BENCH, ["--chunks=12XB"], "bad size")
         one_line_error(self, BENCH, ["--datasets=file:/nonexistent/x.bin"], "/nonexistent/x.bin")
-        one_line_error(self, BENCH, ["--threads=0"], "--threads")
 
-    def test_uneven_thread_split_is_refused_not_overstated(self):
+    def test_bad_flag_values_are_refused_before_any_case(self):
+        for args, expect in [(["--threads=0"], "--threads: '0' is not a whole number"),
+                             (["--threads=-1"], "--threads: '-1' is not a whole number"),
+                             (["--threads=1,,2"], "--threads: empty item"),
+                             (["--chunks=0"], "--chunks: '0' is less than the minimum"),
+                             (["--chunks=-1"], "--chunks: bad size '-1'"),
+                             # an empty value must not take the next argument as its value
+                             (["--chunks=", "--threads=2"], "--chunks: no value"),
+                             (["--chunks", "--threads=2"], "--chunks: no value"),
+                             (["--codecs=", "--chunks=1MiB"], "--codecs: no value"),
+                             (["--datasets="], "--datasets: no value"),
+                             (["--no-such-flag"], "--no-such-flag")]:
+            one_line_error(self, BENCH, args, expect)
+
+    def test_uneven_thread_split_fails_the_case_and_the_exit_status(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "codec.json")
-            run("--codecs=memcpy", "--datasets=synthetic:weights:size=3MiB", "--chunks=1MiB", "--threads=2",
-                "--benchmark_min_time=0.01", f"--benchmark_out={out}", "--benchmark_out_format=json")
+            result = run("--codecs=memcpy", "--datasets=synthetic:weights:size=3MiB", "--chunks=1MiB",
+                         "--threads=1,2", "--benchmark_min_time=0.01", f"--benchmark_out={out}",
+                         "--benchmark_out_format=json")
             with open(out) as f:
-                cases = json.load(f)["benchmarks"]
-        self.assertTrue(cases)
-        for case in cases:
-            self.assertTrue(case.get("error_occurred"), case["name"])
-            self.assertIn("do not split evenly", case["error_message"])
+                cases = {case["name"]: case for case in json.load(f)["benchmarks"]}
+        failed = failure_summary(self, result, "bench_codec")
+        self.assertIn("bench_codec: 2 of 4 cases failed:", result.stderr)
+        for name, case in cases.items():
+            if name.endswith("/threads:2"):
+                self.assertTrue(case.get("error_occurred"), name)
+                self.assertIn("do not split evenly", case["error_message"])
+                self.assertEqual(failed[name], case["error_message"])
+            else:  # one thread splits anything: that case ran and is not in the summary
+                self.assertFalse(case.get("error_occurred"), name)
+                self.assertNotIn(name, failed)
 
     def test_list_codecs(self):
         result = run("--list-codecs")
+        self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("bytegroup+huff", result.stdout)
         self.assertIn("c-blosc", result.stdout)
 

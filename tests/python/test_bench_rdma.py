@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from bench_process import binary, one_line_error, run_json, start_server, stop
+from bench_process import binary, failure_summary, one_line_error, run_json, start_server, stop
 
 BENCH = binary("bench_rdma")
 QUICK = ["--sizes=64KiB,1MiB", "--buffer=8MiB", "--benchmark_min_time=0.01", "--timeout-ms=3000"]
@@ -43,21 +43,38 @@ class Loopback(unittest.TestCase):
             self.assertEqual(report["context"]["transport"], "tcp")
 
     @unittest.skipIf(has_verbs_device(), "this host has an RDMA device")
-    def test_verbs_without_a_device_is_a_reported_skip_not_zeros(self):
-        result, report = run_json(BENCH, "--transport=verbs", "--pages=4k", "--sizes=64KiB", "--benchmark_min_time=0.01")
-        self.assertEqual(result.returncode, 0, result.stderr)
+    def test_verbs_asked_for_without_a_device_fails_every_verbs_case_and_exits_1(self):
+        result, report = run_json(BENCH, "--transport=verbs", "--pages=4k", "--sizes=64KiB,1MiB",
+                                  "--buffer=4MiB", "--benchmark_min_time=0.01")
         reason = "no RDMA device found (ibv_get_device_list returned 0); use --transport=tcp or mem"
-        self.assertIn(reason, result.stderr)
+        failed = failure_summary(self, result, "bench_rdma")
+        self.assertIn("bench_rdma: 2 of 4 cases failed:", result.stderr)
         verbs_cases = [case for case in report["benchmarks"] if case["name"].startswith("rdma/verbs/")]
-        self.assertTrue(verbs_cases)
+        self.assertEqual(len(verbs_cases), 2)
         for case in verbs_cases:
             self.assertTrue(case["error_occurred"])
             self.assertEqual(case["error_message"], reason)
             self.assertNotIn("bytes_per_second", case)
+            self.assertEqual(failed[case["name"]], reason)
+        self.assertIn("rdma/verbs/pages:4k/size:65536/depth:16/qps:1/manual_time", failed)
+        # The memcpy ceiling beside them ran: one missing transport does not hide the rest.
+        for case in report["benchmarks"]:
+            if case["name"].startswith("rdma/memcpy/"):
+                self.assertFalse(case.get("error_occurred"), case.get("error_message"))
 
     def test_bad_inputs_are_one_line_errors(self):
         for args, expect in [(["--transport=udp"], "unknown transport"), (["--pages=2m"], "unknown page policy"),
-                             (["--sizes=1XB"], "bad size"), (["--peer=127.0.0.1:0"], "bad peer address")]:
+                             (["--sizes=1XB"], "bad size"), (["--peer=127.0.0.1:0"], "bad peer address"),
+                             (["--depth=-1"], "--depth: '-1' is not a whole number"),
+                             (["--depth=0"], "--depth: '0' is not a whole number"),
+                             (["--sizes=0"], "--sizes: '0' is less than the minimum"),
+                             (["--sizes=4KiB,"], "--sizes: empty item"),
+                             (["--sizes=", "--pages=4k"], "--sizes: no value"),
+                             (["--pages", "--sizes=4KiB"], "--pages: no value"),
+                             (["--buffer=0"], "--buffer: '0' is less than the minimum"),
+                             (["--buffer=1000000GiB"], "--buffer: '1000000GiB' is more than this host's physical memory"),
+                             (["--buffer=1MiB", "--sizes=2MiB"], "--sizes: 2097152 bytes do not fit"),
+                             (["--port=-1"], "--port"), (["--qps=0"], "--qps")]:
             one_line_error(self, BENCH, args, expect)
 
 
@@ -85,7 +102,13 @@ class TwoProcesses(unittest.TestCase):
                                  "--timeout-ms=2000", "--benchmark_min_time=0.01"],
                                 capture_output=True, text=True, timeout=60)
         self.assertLess(time.monotonic() - start, 30)
-        self.assertIn("refused", result.stdout + result.stderr)
+        # The server's context is fetched before any case: an unreachable peer stops the run there,
+        # as a set-up error (exit 2) in one line naming the peer.
+        self.assertEqual(result.returncode, 2, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertIn("127.0.0.1:1", lines[0])
+        self.assertIn("refused", lines[0])
 
     def test_server_killed_mid_transfer_fails_the_case_in_time(self):
         server, port = start_server(BENCH, "--transport=tcp")
@@ -98,6 +121,7 @@ class TwoProcesses(unittest.TestCase):
         start = time.monotonic()
         out, err = client.communicate(timeout=60)
         self.assertLess(time.monotonic() - start, 30)
+        self.assertEqual(client.returncode, 1, err)
         report = json.loads(out)
         case = report["benchmarks"][0]
         self.assertTrue(case.get("error_occurred"), case)

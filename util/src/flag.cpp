@@ -1,0 +1,55 @@
+#include "wirezip/util/flag.hpp"
+
+#include <charconv>
+
+#include "wirezip/util/error.hpp"
+#include "wirezip/util/size.hpp"
+#include "wirezip/util/spec.hpp"
+
+namespace wirezip::flag {
+
+std::vector<std::string> list(std::string_view flag, std::string_view text) {
+  if (text.empty()) fail("{}: no value (expected a comma-separated list)", flag);
+  try {
+    return split(text, ',');
+  } catch (const Error& e) {
+    fail("{}: {}", flag, e.what());
+  }
+}
+
+std::uint64_t count(std::string_view flag, std::string_view text, std::uint64_t min, std::uint64_t max) {
+  std::uint64_t value = 0;
+  // from_chars takes no '+' and, for an unsigned type, no '-': "-1" is refused, not wrapped.
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < min || value > max)
+    fail("{}: '{}' is not a whole number in [{}, {}]", flag, text, min, max);
+  return value;
+}
+
+std::vector<std::uint64_t> counts(std::string_view flag, std::string_view text, std::uint64_t min,
+                                  std::uint64_t max) {
+  std::vector<std::uint64_t> values;
+  for (const std::string& item : list(flag, text)) values.push_back(count(flag, item, min, max));
+  return values;
+}
+
+std::uint64_t size(std::string_view flag, std::string_view text, std::uint64_t min, std::uint64_t max) {
+  std::uint64_t bytes = 0;
+  try {
+    bytes = parse_size(text);
+  } catch (const Error& e) {
+    fail("{}: {}", flag, e.what());
+  }
+  if (bytes < min) fail("{}: '{}' is less than the minimum, {}", flag, text, format_size(min));
+  if (bytes > max) fail("{}: '{}' is more than the maximum, {}", flag, text, format_size(max));
+  return bytes;
+}
+
+std::vector<std::uint64_t> sizes(std::string_view flag, std::string_view text, std::uint64_t min,
+                                 std::uint64_t max) {
+  std::vector<std::uint64_t> values;
+  for (const std::string& item : list(flag, text)) values.push_back(size(flag, item, min, max));
+  return values;
+}
+
+}  // namespace wirezip::flag
