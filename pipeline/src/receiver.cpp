@@ -144,7 +144,9 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   auto last_progress = Clock::now();
   auto report_failure = [&](std::size_t index, const std::string& what) {
     endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::failed, 0, std::min<std::size_t>(index, wire::kMaxValue)));
-    fail("pipeline: chunk {} failed: {}", std::min<std::size_t>(index, wire::kMaxValue), what);
+    // kMaxValue: the failure came before any header or immediate named the chunk.
+    if (index >= wire::kMaxValue) fail("pipeline: a chunk notification failed: {}", what);
+    fail("pipeline: chunk {} failed: {}", index, what);
   };
   auto handle = [&](const rdma::Arrival& arrival) {
     if (wire::kind_of(arrival.imm) != wire::Kind::chunk) {

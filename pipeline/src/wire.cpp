@@ -99,7 +99,11 @@ CaseRecord read_case(std::span<const std::byte> in, const ServeLimits& limits, s
   if (!std::all_of(c.codec_spec.begin(), c.codec_spec.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; }))
     fail("case.codec_spec has bytes that are not printable");
   if (c.mode != Mode::raw && c.codec_spec.empty()) fail("case.codec_spec is empty in {} mode", mode_name(c.mode));
-  if (!c.codec_spec.empty()) codecs::make_codec(c.codec_spec);  // an unknown codec is refused now, not mid-run
+  try {
+    if (!c.codec_spec.empty()) codecs::make_codec(c.codec_spec);  // an unknown codec is refused now, not mid-run
+  } catch (const Error& e) {
+    fail("case.codec_spec: {}", e.what());
+  }
   const std::size_t chunks = chunk_count(record.data_bytes, c.chunk_bytes);
   if (chunks > kMaxValue) fail("case: {} chunks, at most {} per run", chunks, kMaxValue);
   if (const std::size_t needed = buffer_bytes(c, record.data_bytes); needed > buffer)

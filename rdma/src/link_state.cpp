@@ -12,6 +12,7 @@ void check_range(std::string_view link, const char* side, std::size_t offset, st
 template <typename Ready>
 void LinkState::wait(std::unique_lock<std::mutex>& lock, const char* what, Ready ready) {
   const bool done = changed_.wait_for(lock, timeout_, [&] { return failure_ || ready(); });
+  if (ready()) return;  // it happened: a failure after it (the peer's ack, then its close) is for the next wait
   check_locked();
   if (!done) fail("{}: timed out after {} ms waiting for {}", name_, timeout_.count(), what);
 }
@@ -116,7 +117,10 @@ void LinkState::check() const {
 }
 
 void LinkState::check_locked() const {
-  if (failure_) fail("{}: {}", name_, *failure_);
+  if (!failure_) return;
+  // Reasons the transport raised on its own threads may already name the link: once is enough.
+  if (failure_->starts_with(name_ + ": ")) fail("{}", *failure_);
+  fail("{}: {}", name_, *failure_);
 }
 
 }  // namespace wirezip::rdma

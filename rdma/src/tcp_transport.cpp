@@ -71,6 +71,7 @@ class TcpEndpoint final : public Endpoint {
   std::mutex out_mutex_;
   std::condition_variable_any out_ready_;
   std::deque<Outgoing> out_;
+  bool sending_ = false;  // the writer holds a frame it took from out_ and has not sent yet
 
   std::mutex read_mutex_;    // one verification read at a time
   std::mutex target_mutex_;  // held by the reader while it writes into read_target_
@@ -103,7 +104,7 @@ TcpEndpoint::~TcpEndpoint() {
   for (int i = 0; i < 200; ++i) {
     {
       std::lock_guard lock(out_mutex_);
-      if (out_.empty()) break;
+      if (out_.empty() && !sending_) break;
     }
     try {
       state_.check();
@@ -179,9 +180,12 @@ void TcpEndpoint::write_loop(std::stop_token stop) {
         if (!out_ready_.wait(lock, stop, [&] { return !out_.empty(); })) return;
         frame = out_.front();
         out_.pop_front();
+        sending_ = true;
       }
       send_all(socket_, encode(frame.header), state_.timeout());
       if (frame.payload) send_all(socket_, {frame.payload, frame.header.length}, state_.timeout());
+      std::lock_guard lock(out_mutex_);
+      sending_ = false;
     }
   } catch (const std::exception& e) {
     if (!stop.stop_requested()) state_.fail_link(e.what());

@@ -1,9 +1,13 @@
-"""Running the benchmark binaries from tests: one JSON run, and a --serve process with its port."""
+"""Running the benchmark binaries from tests: one JSON run, and a --serve process with its port (or
+with its log lines as they come: ServeProcess)."""
 import json
 import os
+import queue
 import re
 import subprocess
 import tempfile
+import threading
+import time
 
 BIN = os.environ.get("WIREZIP_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
 
@@ -69,3 +73,73 @@ def failure_summary(test, result, binary):
     count = int(re.match(r"^\S+ (\d+) of", lines[heads[0]])[1])
     test.assertEqual(count, len(failed), result.stderr)
     return failed
+
+
+class ServeProcess:
+    """`bench --serve ARGS` (which must include --bind=127.0.0.1 --port=0) with its stdout and stderr
+    lines collected by reader threads, so a test can wait for a log line without blocking."""
+
+    def __init__(self, bench, *args):
+        self.name = os.path.basename(bench)
+        self.process = subprocess.Popen([bench, "--serve", *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.out, self.err = queue.Queue(), []
+        self.err_changed = threading.Condition()
+        self.readers = [threading.Thread(target=self._read_out, daemon=True),
+                        threading.Thread(target=self._read_err, daemon=True)]
+        for reader in self.readers:
+            reader.start()
+        self.seen = 0  # stderr lines already matched by a test
+        try:
+            first = self.out.get(timeout=10)
+        except queue.Empty:
+            first = ""
+        match = re.search(r"listening on [\d.]+:(\d+)", first)
+        if not match:
+            self.stop()
+            raise AssertionError(f"{self.name} did not announce its port: {first!r} {self.err}")
+        self.port = int(match[1])
+
+    def _read_out(self):
+        for line in self.process.stdout:
+            self.out.put(line)
+
+    def _read_err(self):
+        for line in self.process.stderr:
+            with self.err_changed:
+                self.err.append(line.rstrip("\n"))
+                self.err_changed.notify_all()
+
+    def running(self):
+        return self.process.poll() is None
+
+    def log_line(self, text, timeout=5.0):
+        """The next new stderr line containing `text` (waits for it); lines before it are passed over."""
+        deadline = time.monotonic() + timeout
+        with self.err_changed:
+            while True:
+                for i in range(self.seen, len(self.err)):
+                    if text in self.err[i]:
+                        self.seen = i + 1
+                        return self.err[i]
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"{self.name} never logged {text!r}; its stderr: {self.err}")
+                self.err_changed.wait(left)
+
+    def rss_kb(self):
+        with open(f"/proc/{self.process.pid}/status") as f:
+            return int(re.search(r"VmRSS:\s+(\d+) kB", f.read())[1])
+
+    def wait(self, timeout=10):
+        code = self.process.wait(timeout=timeout)
+        for reader in self.readers:
+            reader.join(timeout=5)
+        return code
+
+    def stop(self):
+        if self.running():
+            self.process.kill()
+        self.wait()
+        for stream in (self.process.stdout, self.process.stderr):
+            stream.close()
