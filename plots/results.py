@@ -76,8 +76,11 @@ def host_label(report):
 
 
 def load_dir(directory):
-    """results/*.json by role: codec, rdma (list), pipeline; missing ones are None / []."""
-    found = {"codec": None, "rdma": [], "pipeline": None, "linkbed": None}
+    """results/*.json by role: codec, rdma (list), pipeline, linkbed, and the headline runs
+    scripts/reproduce makes of the declared configuration (headline-pipeline.json,
+    headline-rdma-<transport>.json); missing ones are None / []."""
+    found = {"codec": None, "rdma": [], "pipeline": None, "linkbed": None, "headline_pipeline": None,
+             "headline_rdma": []}
     for entry in sorted(os.listdir(directory)):
         path = os.path.join(directory, entry)
         if not entry.endswith(".json"):
@@ -88,6 +91,10 @@ def load_dir(directory):
             found["rdma"].append(load(path))
         elif entry == "pipeline.json":
             found["pipeline"] = load(path)
+        elif entry == "headline-pipeline.json":
+            found["headline_pipeline"] = load(path)
+        elif entry.startswith("headline-rdma-"):
+            found["headline_rdma"].append(load(path))
         elif entry == "linkbed.json":  # scripts/linkbed's own merged format
             with open(path) as f:
                 found["linkbed"] = json.load(f)
