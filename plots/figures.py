@@ -142,17 +142,23 @@ def feasibility(report, path):
     return _save(fig, ax, "Feasibility: where compression pays, per link rate", report, path)
 
 
+def measured(report):
+    """Does the report hold a case that did not fail? (scripts/reproduce --keep-going can leave a
+    file of failures only: it has nothing to draw.)"""
+    return bool(report) and any("error" not in c for c in results.cases(report))
+
+
 def write_all(found, directory):
     """Every plot the results allow; returns the paths written."""
     os.makedirs(directory, exist_ok=True)
     written = []
-    if found["codec"]:
+    if measured(found["codec"]):
         written.append(codec_ratio_vs_throughput(found["codec"], os.path.join(directory, "codec_ratio.png")))
         written.append(codec_threads(found["codec"], os.path.join(directory, "codec_threads.png")))
         written.append(feasibility(found["codec"], os.path.join(directory, "feasibility.png")))
-    if found["rdma"]:
+    if any(measured(report) for report in found["rdma"]):
         written.append(rdma_bandwidth(found["rdma"], os.path.join(directory, "rdma_bandwidth.png")))
-    if found["pipeline"]:
+    if measured(found["pipeline"]):
         written.append(pipeline_chunks(found["pipeline"], os.path.join(directory, "pipeline_chunks.png")))
     if found.get("linkbed"):
         import linkbed

@@ -170,6 +170,21 @@ class Report(unittest.TestCase):
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             self.assertTrue(os.path.exists(os.path.join(tmp, "table.md")))
 
+    def test_report_survives_a_file_of_failed_cases(self):
+        # scripts/reproduce --keep-going against a dead peer: every pipeline case failed
+        with tempfile.TemporaryDirectory() as tmp:
+            fixture(tmp)
+            name = PIPELINE.format("overlap", "bytegroup+huff", 1048576)
+            write(tmp, "pipeline.json", [{"name": name, "run_name": name, "run_type": "iteration",
+                                          "error_occurred": True, "error_message": "connect to 10.0.0.2:18516: refused"}])
+            result = subprocess.run([os.path.join(ROOT, "scripts", "report"), tmp], capture_output=True, text=True,
+                                    timeout=120)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertNotIn("pipeline_chunks.png", os.listdir(os.path.join(tmp, "plots")))
+            with open(os.path.join(tmp, "table.md")) as f:
+                self.assertIn("| lossless compressed, original bytes | failed: connect to 10.0.0.2:18516: refused |",
+                              f.read())
+
     def test_report_and_envelope_refuse_bad_input(self):
         with tempfile.TemporaryDirectory() as tmp:
             for tool, args in [("report", [tmp]), ("envelope", [os.path.join(tmp, "missing.json")])]:
