@@ -71,19 +71,25 @@ def first(cases, **axes):
 
 def select(found, config):
     """Per transport: the declared compressed and raw pipeline cases and the 4k / THP transfers of
-    chunk-sized messages, from the headline runs where reproduce made them, else from the sweep.
-    Returns (table, context of the pipeline run, transports skipped with why)."""
+    chunk-sized messages (measured or failed), from the headline runs where reproduce made them,
+    else from the sweep. A transport gets a column when one of them is there. Returns (table,
+    context of the pipeline run, {transport without a column: why})."""
     pipeline_reports = [r for r in (found["headline_pipeline"], found["pipeline"]) if r]
     pipeline = [c for report in pipeline_reports for c in results.cases(report)]
     rdma = [c for report in found["headline_rdma"] + found["rdma"] for c in results.cases(report)
             if c.get("transport") != "memcpy"]
-    measured = [t for t in ORDER if any(c.get("transport") == t and "error" not in c for c in pipeline + rdma)]
-    skipped = {c["transport"]: c["error"] for c in pipeline + rdma if "error" in c and c.get("transport") not in measured}
     same = dict(chunk=config["chunk"], pages=config["pages"], dataset=config["dataset"].replace("/", "_"))
     table = {t: {"compressed": first(pipeline, transport=t, mode="overlap", codec=config["codec"], **same),
                  "raw": first(pipeline, transport=t, mode="raw", **same),
                  "4k": first(rdma, transport=t, pages="4k", size=config["chunk"]),
-                 "thp": first(rdma, transport=t, pages="thp", size=config["chunk"])} for t in measured}
+                 "thp": first(rdma, transport=t, pages="thp", size=config["chunk"])} for t in ORDER}
+    skipped = {}
+    for t in [t for t in ORDER if not any(table[t].values())]:
+        mine = [c for c in pipeline + rdma if c.get("transport") == t]
+        if mine:
+            failed = all("error" in c for c in mine)
+            skipped[t] = mine[0]["error"] if failed else "the declared configuration was not run (the plots have the rest)"
+        del table[t]
     return table, (pipeline_reports or [{}])[0].get("context", {}), skipped
 
 

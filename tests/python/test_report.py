@@ -147,6 +147,21 @@ class Report(unittest.TestCase):
         self.assertIn("| lossless compressed, original bytes | failed: receiver: chunk 3: XXH3 mismatch |", text)
         self.assertIn("- tcp: no verdict (the declared pipeline cases were not both measured).", text)
 
+    def test_a_transport_whose_declared_cases_all_failed_keeps_its_column(self):
+        refused = "connect to 10.0.0.2:18516: Connection refused"
+        failed = lambda name: {"name": name, "run_name": name, "run_type": "iteration",  # noqa: E731
+                               "error_occurred": True, "error_message": refused}
+        with tempfile.TemporaryDirectory() as tmp:
+            write(tmp, "headline-pipeline.json", [failed(PIPELINE.format(m, c, 1048576))
+                                                  for m, c in (("raw", "none"), ("overlap", "bytegroup+huff"))])
+            write(tmp, "headline-rdma-tcp.json", [failed(f"rdma/tcp/pages:{p}/size:1048576/depth:16/manual_time")
+                                                  for p in ("4k", "thp")])
+            text = table.build(results.load_dir(tmp), table.declared("bytegroup+huff", DATA))
+        self.assertIn("| path | tcp | paper (BlueField-3) |", text)
+        for row in ("lossless compressed, original bytes", "uncompressed pipeline, same chunks",
+                    "uncompressed transfer, 4 KiB pages", "uncompressed transfer, Transparent Huge Pages"):
+            self.assertIn(f"| {row} | failed: {refused} |", text)
+
     def test_declared_defaults_come_from_the_headers_and_sizes_parse(self):
         config = table.declared()
         self.assertRegex(config["codec"], r"^[a-z0-9]+[a-z0-9+:=.-]*$")
