@@ -2,7 +2,9 @@
 
 For each codec (bench_codec JSON, 1 thread, one chunk size): C, D, R; whether it pays on the given
 link (overlapped and serial pipeline); the break-even link rate; and the bound S on a training
-step's speedup when communication is a share p of the step.
+step's speedup when communication is a share p of the step. With --shared-cores N both ends are
+taken to run on one host's N cores (loopback, scripts/linkbed): the overlapped rate is also capped
+at N / (1/C + 1/D + c_L), c_L from --link-cpu.
 """
 import argparse
 import sys
@@ -20,8 +22,8 @@ def link_from(path):
     return max(rates)
 
 
-def rows(report, link, p, chunk=None, threads=1):
-    """One dict per codec with its rates and verdicts."""
+def rows(report, link, p, chunk=None, threads=1, cores=None, link_cpu_per_byte=0.0):
+    """One dict per codec with its rates and verdicts; cores: both ends share that many CPUs."""
     cases = [c for c in results.cases(report) if "error" not in c and c.get("threads", 1) == threads]
     chunks = sorted({c["chunk"] for c in cases})
     chunk = chunk or (1 << 20 if 1 << 20 in chunks else chunks[-1])
@@ -32,10 +34,11 @@ def rows(report, link, p, chunk=None, threads=1):
         if codec not in decomp:
             continue
         rate_c, rate_d, ratio = c["bytes_per_second"], decomp[codec]["bytes_per_second"], c["ratio"]
-        overlap = model.overlap_rate(rate_c, ratio, link, rate_d)
+        cap = model.shared_core_rate(rate_c, rate_d, cores, link_cpu_per_byte) if cores else float("inf")
+        overlap = min(model.overlap_rate(rate_c, ratio, link, rate_d), cap)
         out.append({"codec": codec, "C": rate_c, "D": rate_d, "R": ratio, "overlap": overlap,
                     "serial": model.serial_rate(rate_c, ratio, link, rate_d),
-                    "pays": overlap > link, "break_even": model.break_even_link(rate_c, ratio, rate_d),
+                    "pays": overlap > link, "break_even": min(model.break_even_link(rate_c, ratio, rate_d), cap),
                     "break_even_serial": model.break_even_link(rate_c, ratio, rate_d, serial=True),
                     "step_speedup": model.step_speedup(p, overlap / link)})
     return chunk, out
@@ -49,6 +52,10 @@ def main(argv=None):
     group.add_argument("--link-from", help="a bench_rdma JSON: use its best measured transfer rate")
     parser.add_argument("--p", type=float, default=0.3, help="communication share of a training step (0..1)")
     parser.add_argument("--chunk", type=int, help="chunk size in bytes (default 1 MiB, else the largest)")
+    parser.add_argument("--shared-cores", type=int, metavar="N",
+                        help="both ends run on one host's N CPUs: cap the overlapped rate at N / (1/C + 1/D + c_L)")
+    parser.add_argument("--link-cpu", type=float, default=0.0, metavar="S",
+                        help="c_L: CPU seconds both ends spend per GB of original bytes the link carries (default 0)")
     args = parser.parse_args(argv)
     try:
         if not 0 <= args.p <= 1:
@@ -56,11 +63,17 @@ def main(argv=None):
         link = args.link * 1e9 if args.link else link_from(args.link_from) if args.link_from else 10.9e9
         if link <= 0:
             raise ValueError("--link must be positive")
-        chunk, table = rows(results.load(args.codec_json), link, args.p, args.chunk)
+        if args.shared_cores is not None and args.shared_cores <= 0 or args.link_cpu < 0:
+            raise ValueError("--shared-cores must be positive and --link-cpu not negative")
+        chunk, table = rows(results.load(args.codec_json), link, args.p, args.chunk, cores=args.shared_cores,
+                            link_cpu_per_byte=args.link_cpu / 1e9)
     except (OSError, ValueError, KeyError) as e:
         print(f"envelope: {e}", file=sys.stderr)
         return 2
     print(f"link L = {link / 1e9:.2f} GB/s, chunk {chunk} bytes, communication share p = {args.p}")
+    if args.shared_cores:
+        print(f"both ends share {args.shared_cores} CPUs: overlap capped at N / (1/C + 1/D + c_L), "
+              f"c_L = {args.link_cpu:g} CPU s/GB" + ("" if args.link_cpu else " (the link's CPU not counted)"))
     print("| codec | C GB/s | D GB/s | R | overlap GB/s | serial GB/s | pays (overlap) | break-even L (overlap) "
           "| break-even L (serial) | step speedup S |")
     print("|---|---|---|---|---|---|---|---|---|---|")

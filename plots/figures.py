@@ -86,8 +86,10 @@ def rdma_bandwidth(reports, path):
 
 
 def pipeline_chunks(report, path):
-    """One panel per transport: raw, serial and overlap per codec, the model dashed beside each."""
+    """One panel per transport: raw, serial and overlap per codec, the model dashed beside each
+    (with the shared-core term where both ends ran on this host)."""
     cases = [c for c in results.cases(report) if "error" not in c]
+    context = report.get("context", {})
     transports = list(dict.fromkeys(c["transport"] for c in cases))
     fig, axes = plt.subplots(1, len(transports), figsize=(6 * len(transports), 5), squeeze=False)
     for ax, transport in zip(axes[0], transports):
@@ -99,9 +101,8 @@ def pipeline_chunks(report, path):
                                 key=lambda item: item[0])
                 line, = ax.plot([k for k, _ in series], [c["bytes_per_second"] / 1e9 for _, c in series], marker="o",
                                 label=f"{mode} {codec}" if mode != "raw" else "raw")
-                rate = {"serial": model.serial_rate, "overlap": model.overlap_rate}.get(mode)
-                predicted = [(k, rate(c["stage_compress"], c["ratio"], raw.get(k, c["stage_link"] / c["ratio"]),
-                                      c["stage_decompress"]) / 1e9) for k, c in series if rate and "stage_compress" in c]
+                predicted = [(k, model.predict_case(c, context, raw.get(k, c["stage_link"] / c["ratio"]))["rate"] / 1e9)
+                             for k, c in series if mode != "raw" and "stage_compress" in c]
                 if predicted:
                     ax.plot(*zip(*predicted), linestyle="--", marker="x", color=line.get_color(), alpha=0.6)
         ax.set_xscale("log", base=2)
@@ -141,17 +142,23 @@ def feasibility(report, path):
     return _save(fig, ax, "Feasibility: where compression pays, per link rate", report, path)
 
 
+def measured(report):
+    """Does the report hold a case that did not fail? (scripts/reproduce --keep-going can leave a
+    file of failures only: it has nothing to draw.)"""
+    return bool(report) and any("error" not in c for c in results.cases(report))
+
+
 def write_all(found, directory):
     """Every plot the results allow; returns the paths written."""
     os.makedirs(directory, exist_ok=True)
     written = []
-    if found["codec"]:
+    if measured(found["codec"]):
         written.append(codec_ratio_vs_throughput(found["codec"], os.path.join(directory, "codec_ratio.png")))
         written.append(codec_threads(found["codec"], os.path.join(directory, "codec_threads.png")))
         written.append(feasibility(found["codec"], os.path.join(directory, "feasibility.png")))
-    if found["rdma"]:
+    if any(measured(report) for report in found["rdma"]):
         written.append(rdma_bandwidth(found["rdma"], os.path.join(directory, "rdma_bandwidth.png")))
-    if found["pipeline"]:
+    if measured(found["pipeline"]):
         written.append(pipeline_chunks(found["pipeline"], os.path.join(directory, "pipeline_chunks.png")))
     if found.get("linkbed"):
         import linkbed

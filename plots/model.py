@@ -3,7 +3,14 @@
 C, D: compress and decompress rates; R: ratio (original / compressed); L: link rate.
 Overlapped, the slowest stage sets the pace: min(C, R*L, D). Serial, the stages add up:
 1 / (1/C + 1/(R*L) + 1/D). Without compression the link moves L.
+
+Where both ends share one host (mem, loopback tcp, scripts/linkbed), the stages also compete for
+its cores: each original byte costs w/C + w/D CPU seconds in the codec (w workers per side, each
+busy while its stage runs alone) plus c_L in the link, so N cores deliver at most
+N / (w/C + w/D + c_L), and the overlapped prediction is the smaller of the two.
 """
+
+LOOPBACK_LINK = "loopback"  # how the binaries' `link` context starts when both ends are in one process
 
 
 def overlap_rate(c, r, link, d):
@@ -12,6 +19,12 @@ def overlap_rate(c, r, link, d):
 
 def serial_rate(c, r, link, d):
     return 1.0 / (1.0 / c + 1.0 / (r * link) + 1.0 / d)
+
+
+def shared_core_rate(c, d, cores, link_cpu_per_byte=0.0, workers=1):
+    """The most original bytes per second `cores` CPUs can push through both codec stages and the
+    link when every stage runs on them: cores / (w/C + w/D + c_L)."""
+    return cores / (workers / c + workers / d + link_cpu_per_byte)
 
 
 def pays(c, r, link, d, serial=False):
@@ -42,3 +55,56 @@ def serial_min_ratio(c, d, link):
     """The smallest ratio at which the serial pipeline pays, for rates c, d (inf when none does)."""
     slack = 1.0 - link * (1.0 / c + 1.0 / d)
     return float("inf") if slack <= 0 else 1.0 / slack
+
+
+def shares_cores(context):
+    """(do both ends run on this host's cores?, note or None) from a bench_pipeline context."""
+    link = context.get("link")
+    if link is None:
+        return True, "no 'link' in the context: both ends assumed in this process"
+    return str(link).startswith(LOOPBACK_LINK), None
+
+
+def host_cores(context):
+    """(CPUs the process may run on, note or None): `host_cpus`, else Google Benchmark's `num_cpus`
+    (every CPU of the machine, affinity ignored), else None."""
+    for key, note in (("host_cpus", None),
+                      ("num_cpus", "no host_cpus in the context: Google Benchmark's num_cpus used")):
+        try:
+            return int(context[key]), note
+        except (KeyError, TypeError, ValueError):
+            continue
+    return None, "no host_cpus or num_cpus in the context: the shared-core term is left out"
+
+
+def predict_case(case, context, link, shared=None):
+    """The model for one compressed bench_pipeline case (its stage_* counters and ratio) on a link
+    that moves `link` bytes per second. shared: force the shared-core term on or off (None: from
+    the context's `link`). Returns {"rate": the prediction, "free": the same without the
+    shared-core term, "shared": the shared-core bound or None, "shared_cores": N or None,
+    "link_cpu_per_byte": the c_L used or None, "notes": what had to be assumed}."""
+    c, d, r = case["stage_compress"], case["stage_decompress"], case.get("ratio", 1.0)
+    notes = []
+    if case.get("mode") == "serial":  # one chunk at a time: the stages never compete for cores
+        rate = serial_rate(c, r, link, d)
+        return {"rate": rate, "free": rate, "shared": None, "shared_cores": None, "link_cpu_per_byte": None,
+                "notes": notes}
+    free = overlap_rate(c, r, link, d)
+    out = {"rate": free, "free": free, "shared": None, "shared_cores": None, "link_cpu_per_byte": None,
+           "notes": notes}
+    if shared is None:
+        shared, note = shares_cores(context)
+        notes += [note] if note else []
+    if not shared:
+        return out
+    cores, note = host_cores(context)
+    notes += [note] if note else []
+    if cores is None:
+        return out
+    link_cpu = case.get("link_cpu_per_byte")
+    if link_cpu is None:
+        link_cpu = 0.0
+        notes.append("no link_cpu_per_byte (older binary): the link's CPU is not counted (c_L = 0)")
+    bound = shared_core_rate(c, d, cores, link_cpu, case.get("workers", 1))
+    out.update(rate=min(free, bound), shared=bound, shared_cores=cores, link_cpu_per_byte=link_cpu)
+    return out

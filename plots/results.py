@@ -5,7 +5,8 @@ a dict of axes. With repetitions, the median aggregate stands for a case; withou
 """
 import json
 import os
-import statistics
+
+import benchjson
 
 SUFFIXES = ("/real_time", "/manual_time")
 
@@ -53,37 +54,19 @@ def parse_name(name):
 
 
 def cases(report):
-    """One dict per case: its axes, its counters (median over repetitions), and error if any."""
-    runs, medians, errors = {}, {}, {}
-    for bench in report["benchmarks"]:
-        name = bench.get("run_name", bench["name"])
-        if bench.get("error_occurred"):
-            errors[name] = bench.get("error_message", "error")
-        elif bench.get("run_type") == "aggregate":
-            if bench.get("aggregate_name") == "median":
-                medians[name] = bench
-        else:
-            runs.setdefault(name, []).append(bench)
+    """One dict per case: its axes, each counter's median over repetitions, the repetitions of
+    each counter under "samples", and "error" when the case failed (its message), was skipped or
+    did not verify (the reason); such a case has no counters."""
     out = []
-    for name in list(dict.fromkeys([*runs, *medians, *errors])):
-        case = {"name": name, **parse_name(name)}
-        if name in errors:
-            case["error"] = errors[name]
-        elif name in medians:
-            case.update(_counters(medians[name]))
-        else:
-            samples = runs[name]
-            keys = set().union(*(_counters(s).keys() for s in samples))
-            case.update({k: statistics.median(_counters(s)[k] for s in samples if k in _counters(s)) for k in keys})
-        out.append(case)
+    for name, case in benchjson.read_cases(report["benchmarks"]).items():
+        axes = {"name": name, **parse_name(name)}
+        why = case["failed"] or (case["skipped"] and f"skipped: {case['skipped']}") or benchjson.broken_reason(case)
+        if why:
+            out.append({**axes, "error": why})
+            continue
+        metrics = set(case["samples"]) | set(case["median"])
+        out.append({**axes, **{m: benchjson.median(case, m) for m in metrics}, "samples": case["samples"]})
     return out
-
-
-def _counters(bench):
-    skip = {"name", "run_name", "run_type", "aggregate_name", "aggregate_unit", "family_index",
-            "per_family_instance_index", "repetitions", "repetition_index", "threads", "iterations",
-            "time_unit", "label", "error_occurred", "error_message"}
-    return {k: v for k, v in bench.items() if k not in skip and isinstance(v, (int, float))}
 
 
 def host_label(report):
@@ -93,8 +76,11 @@ def host_label(report):
 
 
 def load_dir(directory):
-    """results/*.json by role: codec, rdma (list), pipeline; missing ones are None / []."""
-    found = {"codec": None, "rdma": [], "pipeline": None, "linkbed": None}
+    """results/*.json by role: codec, rdma (list), pipeline, linkbed, and the headline runs
+    scripts/reproduce makes of the declared configuration (headline-pipeline.json,
+    headline-rdma-<transport>.json); missing ones are None / []."""
+    found = {"codec": None, "rdma": [], "pipeline": None, "linkbed": None, "headline_pipeline": None,
+             "headline_rdma": []}
     for entry in sorted(os.listdir(directory)):
         path = os.path.join(directory, entry)
         if not entry.endswith(".json"):
@@ -105,6 +91,10 @@ def load_dir(directory):
             found["rdma"].append(load(path))
         elif entry == "pipeline.json":
             found["pipeline"] = load(path)
+        elif entry == "headline-pipeline.json":
+            found["headline_pipeline"] = load(path)
+        elif entry.startswith("headline-rdma-"):
+            found["headline_rdma"].append(load(path))
         elif entry == "linkbed.json":  # scripts/linkbed's own merged format
             with open(path) as f:
                 found["linkbed"] = json.load(f)

@@ -69,6 +69,76 @@ class Linkbed(unittest.TestCase):
         self.assertIn("needs root", result.stderr)
 
 
+GB = 1e9
+DATA = "synthetic:weights:size=8MiB:seed=1"
+
+
+def write_run(directory, rate, link, raw, compressed, **counters):
+    """The two files scripts/linkbed makes per shaping: bench_rdma's and bench_pipeline's JSON."""
+    rdma = os.path.join(directory, f"rdma-{rate}.json")
+    pipeline = os.path.join(directory, f"pipeline-{rate}.json")
+    with open(rdma, "w") as f:
+        json.dump({"context": {}, "benchmarks": [{"name": "rdma/tcp/pages:4k/size:1048576/depth:16/manual_time",
+                                                  "run_type": "iteration", "bytes_per_second": link}]}, f)
+    prefix = "pipeline/tcp/{}/{}/pages:4k/chunk:1048576/depth:8/workers:1/" + DATA + "/manual_time"
+    stages = dict(ratio=1.49, stage_compress=3.9 * GB, stage_decompress=4.9 * GB, stage_link=1.49 * link, **counters)
+    with open(pipeline, "w") as f:
+        json.dump({"context": {"link": "two hosts, peer 10.77.0.2:40000", "host_cpus": "2"}, "benchmarks": [
+            {"name": prefix.format("raw", "none"), "run_type": "iteration", "bytes_per_second": raw, "verified": 1},
+            {"name": prefix.format("overlap", "bytegroup+huff"), "run_type": "iteration",
+             "bytes_per_second": compressed, "verified": 1, **stages}]}, f)
+    return f"{rate}={rdma}={pipeline}"
+
+
+class Model(unittest.TestCase):
+    """The model beside every linkbed measurement, with and without the shared-core term
+    (C 3.9, D 4.9 GB/s, R 1.49, two CPUs, c_L 0.4 CPU s/GB: the shared-core bound is
+    2 / (1/3.9 + 1/4.9 + 0.4) = 2.324 GB/s)."""
+
+    def merged(self, **counters):
+        with tempfile.TemporaryDirectory() as tmp:
+            return linkbed.merge([write_run(tmp, "1gbit", 0.119 * GB, 0.118 * GB, 0.170 * GB, **counters),
+                                  write_run(tmp, "unshaped", 2.5 * GB, 2.45 * GB, 2.2 * GB, **counters)], "0ms")
+
+    def test_every_case_carries_both_predictions(self):
+        merged = self.merged(link_cpu_per_byte=0.4e-9)
+        slow, fast = merged["runs"]
+        for run, link in ((slow, 0.119 * GB), (fast, 2.5 * GB)):
+            raw, compressed = run["cases"]
+            self.assertEqual((raw["model_bytes_per_second"], raw["model_without_shared_cores_bytes_per_second"]),
+                             (link, link))
+            self.assertAlmostEqual(compressed["model_without_shared_cores_bytes_per_second"] / GB, min(3.9, 1.49 * link / GB))
+        # slow link: R L = 0.177 GB/s decides; unshaped: the shared cores (2.324) come before R L (3.725)
+        self.assertAlmostEqual(slow["cases"][1]["model_bytes_per_second"] / GB, 1.49 * 0.119)
+        self.assertAlmostEqual(fast["cases"][1]["model_bytes_per_second"] / GB, 2 / (1 / 3.9 + 1 / 4.9 + 0.4))
+        self.assertEqual(fast["cases"][1]["model_notes"], [])
+
+    def test_table_shows_the_error_with_and_without_the_shared_core_term(self):
+        text = linkbed.table(self.merged(link_cpu_per_byte=0.4e-9))
+        # 2.2 / 2.324 - 1 = -5.3%; 2.2 / 3.725 - 1 = -40.9%
+        self.assertIn("| weights | bytegroup+huff | unshaped | 2.500 | 2.450 | 2.200 | 2.324 | -5.3% | 3.725 | -40.9% | no |",
+                      text)
+        self.assertIn("| weights | bytegroup+huff | 1gbit | 0.119 | 0.118 | 0.170 | 0.177 | -4.1% | 0.177 | -4.1% | yes |",
+                      text)
+        self.assertIn("model within 15% on every row: yes (worst -5.3%: weights, bytegroup+huff, unshaped)", text)
+        self.assertIn("without the shared-core term median 22.5%, max 40.9%", text)
+
+    def test_without_link_cpu_the_table_says_what_it_assumed(self):
+        text = linkbed.table(self.merged())
+        # c_L = 0: 2 / (1/3.9 + 1/4.9) = 4.34 GB/s, above R L: the shared term no longer decides
+        self.assertIn("| unshaped | 2.500 | 2.450 | 2.200 | 3.725 | -40.9% |", text)
+        self.assertIn("model within 15% on every row: no", text)
+        self.assertIn("- model: no link_cpu_per_byte (older binary)", text)
+
+
+class Options(unittest.TestCase):
+    def test_an_option_without_a_value_is_refused_in_one_line(self):
+        for args in (["--rates"], ["--codecs", "--size", "8MiB"], ["--out", ""]):
+            result = subprocess.run([LINKBED, *args], capture_output=True, text=True, timeout=30)
+            self.assertEqual(result.returncode, 2, args)
+            self.assertEqual(result.stderr.strip().splitlines(), [f"linkbed: {args[0]} needs a value"], args)
+
+
 class Crossover(unittest.TestCase):
     def test_interpolates_where_compressed_meets_raw(self):
         series = [{"link": 1.0, "compressed": 1.5, "raw": 1.0}, {"link": 3.0, "compressed": 2.0, "raw": 3.0}]
