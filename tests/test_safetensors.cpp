@@ -1,4 +1,5 @@
 // Tests of the safetensors and raw-file readers, on small files written into a temporary directory.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -6,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -230,4 +232,140 @@ TEST_F(FilesTest, MappedFileOwnsItsMapping) {
   c = std::move(b);
   EXPECT_EQ(c.path(), path);
   EXPECT_EQ(c.bytes().size(), 5u);
+}
+
+// The attacks of issue 10 (serve-mode hardening): each must end in an error naming what is wrong,
+// never a crash, an exhausted stack or memory out of proportion to the file.
+namespace {
+
+std::span<const std::byte> bytes_of(const std::string& text) {
+  return {reinterpret_cast<const std::byte*>(text.data()), text.size()};
+}
+
+// The message select_safetensors_bf16 throws for `file`, or "" when it throws none.
+std::string selection_error(const std::string& file, const std::string& regex = "") {
+  try {
+    wd::select_safetensors_bf16(bytes_of(file), regex);
+  } catch (const wirezip::Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+constexpr std::size_t kAttackDepth = 200'000;  // deep enough to exhaust any recursive walk's stack
+
+}  // namespace
+
+TEST(SafetensorsAttacks, DeepNestingIsRefusedNamingTheField) {
+  std::string deep_shape = R"({"w":{"dtype":"F32","shape":)" + nested(kAttackDepth) + R"(,"data_offsets":[0,4]}})";
+  std::string message = selection_error(safetensors(deep_shape, f32(1.0f)));
+  EXPECT_EQ(message, "tensor 'w': \"shape\" must hold non-negative integers, found array");
+
+  std::string deep_dtype = R"({"w":{"dtype":)" + nested(kAttackDepth) + R"(,"shape":[1],"data_offsets":[0,4]}})";
+  EXPECT_EQ(selection_error(safetensors(deep_dtype, f32(1.0f))), "tensor 'w': \"dtype\" must be a string, found array");
+
+  // Values the reader skips may nest, but only so deep.
+  std::string deep_metadata = R"({"__metadata__":)" + nested(kAttackDepth) + "}";
+  EXPECT_EQ(selection_error(safetensors(deep_metadata, "")),
+            "\"__metadata__\" nests deeper than 16 levels (the header needs 3)");
+  std::string deep_extra = R"({"w":{"extra":{"x":)" + nested(kAttackDepth) + "}}}";
+  EXPECT_EQ(selection_error(safetensors(deep_extra, "")),
+            "tensor 'w': \"extra\" nests deeper than 16 levels (the header needs 3)");
+  std::string deep_root = nested(kAttackDepth);
+  EXPECT_EQ(selection_error(safetensors(deep_root, "")), "header is not a JSON object but array");
+
+  // Nesting within the limit in a skipped value is fine.
+  std::string shallow = R"({"__metadata__":{"a":[[[1]]]},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":{}}})";
+  EXPECT_EQ(selection_error(safetensors(shallow, f32(1.0f))), "");
+}
+
+TEST(SafetensorsAttacks, ErrorsNeverEchoUntrustedJson) {
+  std::string long_string = "\"" + std::string(1'000'000, 'x') + "\"";
+  std::string message = selection_error(safetensors(R"({"w":{"dtype":)" + long_string + "}}", ""));
+  EXPECT_EQ(message,
+            "tensor 'w': unknown dtype 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (1000000 "
+            "bytes)'");
+  message = selection_error(safetensors(R"({"w":{"shape":[)" + long_string + "]}}", ""));
+  EXPECT_EQ(message, "tensor 'w': \"shape\" must hold non-negative integers, found string");
+  message = selection_error(safetensors("{\"w\":" + long_string + "}", ""));
+  EXPECT_EQ(message, "tensor 'w': entry is not a JSON object but string");
+  // A syntax error quotes the last token: a million-byte string broken by a control character.
+  message = selection_error(safetensors("{\"w\":\"" + std::string(1'000'000, 'y') + "\x01\"}", ""));
+  EXPECT_NE(message.find("header is not valid JSON at byte"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 300u);
+  // Names are escaped: a terminal escape sequence in a name arrives as text.
+  message =
+      selection_error(safetensors(R"({"\u001b[31mred":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", f32(1)));
+  EXPECT_NE(message.find("tensor '\\x1b[31mred': data_offsets [0, 4] hold 4 bytes"), std::string::npos) << message;
+}
+
+TEST(SafetensorsAttacks, LongNameWithBacktrackingRegexIsMatchedInLinearTime) {
+  // std::regex overflowed its stack on '^(a|b)*$' over a 200,000-character name; RE2 does not recurse.
+  std::string name(kAttackDepth, 'a');
+  for (std::size_t i = 1; i < name.size(); i += 2) name[i] = 'b';
+  std::string file = safetensors("{\"" + name + R"(":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}})", u16(0x3f80));
+  wd::SafetensorsSelection selection = wd::select_safetensors_bf16(bytes_of(file), "^(a|b)*$");
+  ASSERT_EQ(selection.names.size(), 1u);
+  EXPECT_EQ(selection.names[0], name);
+  EXPECT_EQ(elements(selection.bf16), std::vector<std::uint16_t>{0x3f80});
+
+  std::string no_match = selection_error(file, "^(a|b)*c$");
+  EXPECT_NE(no_match.find("tensor regex '^(a|b)*c$' matches none of its 1 tensors (first: abab"), std::string::npos);
+  EXPECT_NE(no_match.find("... (200000 bytes))"), std::string::npos) << no_match.substr(0, 300);
+  EXPECT_EQ(selection_error(file, "(?<=a)b"), "bad tensor regex '(?<=a)b': invalid perl operator: (?<");
+}
+
+TEST(SafetensorsAttacks, OverlappingRangesAreRefusedNamingBothTensors) {
+  std::string same = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                     R"("b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  EXPECT_EQ(selection_error(safetensors(same, std::string(8, '\0'))),
+            "tensors 'a' (data_offsets [0, 8]) and 'b' (data_offsets [0, 8]) overlap");
+  std::string partial = R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},)"
+                        R"("y":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  EXPECT_EQ(selection_error(safetensors(partial, std::string(12, '\0'))),
+            "tensors 'y' (data_offsets [0, 8]) and 'x' (data_offsets [4, 12]) overlap");
+  std::string inside = R"({"x":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},)"
+                       R"("y":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  EXPECT_NE(selection_error(safetensors(inside, std::string(8, '\0'))).find("overlap"), std::string::npos);
+
+  // The attack: 2000 tensors over the same 1 MiB of a 1.2 MB file once asked for 2 GB.
+  std::string header = "{";
+  for (int i = 0; i < 2000; ++i)
+    header += fmt::format(R"({}"t{}":{{"dtype":"BF16","shape":[524288],"data_offsets":[0,1048576]}})", i ? "," : "", i);
+  header += "}";
+  std::string message = selection_error(safetensors(header, std::string(1 << 20, '\x01')));
+  EXPECT_EQ(message, "tensors 't0' (data_offsets [0, 1048576]) and 't1' (data_offsets [0, 1048576]) overlap");
+}
+
+TEST(SafetensorsAttacks, SizeArithmeticIsOverflowChecked) {
+  // 2^16 x 2^16 x 2^16 x 2^16 x 4 bytes wraps to 0 in 64 bits: it must not pass as an empty tensor.
+  std::string wraps = R"({"w":{"dtype":"F32","shape":[65536,65536,65536,65536],"data_offsets":[0,0]}})";
+  EXPECT_EQ(selection_error(safetensors(wraps, "")),
+            "tensor 'w': data_offsets [0, 0] hold 0 bytes but dtype F32 x shape [65536, 65536, 65536, 65536] needs "
+            "more than 2^64");
+  std::string many_dims = R"({"w":{"dtype":"U8","shape":[)";
+  for (int i = 0; i < 100; ++i) many_dims += i ? ",2" : "2";
+  many_dims += R"(],"data_offsets":[0,8]}})";
+  EXPECT_EQ(selection_error(safetensors(many_dims, std::string(8, '\0'))),
+            "tensor 'w': data_offsets [0, 8] hold 8 bytes but dtype U8 x shape [2, 2, 2, 2, 2, 2, 2, 2, ...] needs "
+            "more than 2^64");
+  std::string huge_end =
+      R"({"w":{"dtype":"U8","shape":[8],"data_offsets":[18446744073709551608,18446744073709551615]}})";
+  EXPECT_NE(selection_error(safetensors(huge_end, "")).find("past the end of the 0-byte data section"),
+            std::string::npos);
+  std::string too_big = R"({"w":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,0]}})";
+  EXPECT_EQ(selection_error(safetensors(too_big, "")),
+            "tensor 'w': \"shape\" must hold non-negative integers, found 1.8446744073709552e+19");
+}
+
+TEST(SafetensorsAttacks, NamesAndFieldsGivenTwiceAreRefused) {
+  std::string entry = R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
+  EXPECT_EQ(selection_error(safetensors("{\"w\":" + entry + ",\"w\":" + entry + "}", f32(1))),
+            "tensor 'w' appears twice in the header");
+  EXPECT_EQ(selection_error(safetensors(R"({"w":{"dtype":"F32","dtype":"F16"}})", "")),
+            "tensor 'w': \"dtype\" appears twice");
+  EXPECT_EQ(selection_error(safetensors(R"({"w":{"data_offsets":[0,4,8]}})", "")),
+            "tensor 'w': \"data_offsets\" must be [begin, end], found more than 2 numbers");
 }

@@ -1,13 +1,13 @@
 #pragma once
-// Selecting tensors by a std::regex over their names.
+// Selecting tensors by a regular expression over their names (RE2 syntax).
 #include <cstddef>
 #include <string>
 #include <vector>
 
 namespace wirezip::datasets::detail {
 
-// Indices of the names in which `pattern` (ECMAScript) is found by regex_search, in order.
-// Throws wirezip::Error "bad tensor regex '...': reason" for a pattern std::regex rejects.
+// Indices of the names in which `pattern` (RE2 syntax) is found anywhere (RE2::PartialMatch), in
+// order. Throws wirezip::Error "bad tensor regex '...': reason" for a pattern RE2 rejects.
 std::vector<std::size_t> matching_names(const std::vector<std::string>& names, const std::string& pattern);
 
 }  // namespace wirezip::datasets::detail

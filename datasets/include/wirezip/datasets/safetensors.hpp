@@ -5,7 +5,8 @@
 //             plus an optional "__metadata__" entry (string -> string), which is skipped
 //   rest      the data section; offsets are relative to its start
 // Every length and offset is checked against the file before a byte of data is read, so a
-// malformed or hostile file gives a wirezip::Error, never a crash or an out-of-bounds read.
+// malformed or hostile file gives a wirezip::Error, never a crash or an out-of-bounds read; tensor
+// ranges must not overlap, so what the reader allocates is bounded by the file's size.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -30,9 +31,11 @@ struct SafetensorsHeader {
 // The header format allows at most 100 MB; anything larger is not a safetensors file.
 inline constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;
 
-// Parses and validates the header of a whole file's bytes: header length, JSON, each entry's
-// fields, dtype (one the format defines), offsets inside the data section, and byte length equal to
-// dtype size x product(shape). Throws wirezip::Error saying what is wrong (without the path).
+// Parses and validates the header of a whole file's bytes: header length, JSON (nesting at most 16
+// deep), each entry's fields and their JSON types, dtype (one the format defines), offsets inside
+// the data section, byte length equal to dtype size x product(shape) (overflow-checked), no name
+// twice and no two tensors sharing a byte. Throws wirezip::Error naming the tensor and field that
+// are wrong (without the path); untrusted text in messages is shortened and escaped.
 SafetensorsHeader parse_safetensors_header(std::span<const std::byte> file);
 
 struct SafetensorsSelection {
@@ -42,10 +45,13 @@ struct SafetensorsSelection {
   std::size_t tensors_in_file = 0;
 };
 
-// Maps the file and converts the tensors whose name matches tensor_regex (std::regex ECMAScript,
-// regex_search, so "q_proj" matches anywhere) to bf16, in file order. Only F32, F16 and BF16 can be
-// selected. Throws wirezip::Error naming the path on any problem, including a regex matching no
-// tensor, or tensors holding no elements at all.
+// Converts the tensors whose name matches tensor_regex (RE2 syntax, found anywhere in the name, so
+// "q_proj" matches "layers.0.q_proj.weight"; linear time in the name) to bf16, in file order. Only
+// F32, F16 and BF16 can be selected. Throws wirezip::Error (without the path) on any problem,
+// including a regex matching no tensor, or tensors holding no elements at all.
+SafetensorsSelection select_safetensors_bf16(std::span<const std::byte> file, const std::string& tensor_regex);
+
+// select_safetensors_bf16 on the mapped file; every error names the path.
 SafetensorsSelection read_safetensors_bf16(const std::string& path, const std::string& tensor_regex);
 
 }  // namespace wirezip::datasets

@@ -1,0 +1,37 @@
+#pragma once
+// The codecs fuzz_codecs drives, shared with make_codec_seeds: every family and container the
+// registry builds (codecs/include/wirezip/codecs/registry.hpp), with the element widths and
+// library settings that take different decoding or encoding paths.
+//
+// APPEND ONLY: the first byte of each kept seed is an index into this list, so inserting or
+// reordering entries would point every seed after it at another codec.
+#include <array>
+
+namespace wirezip::fuzz {
+
+inline constexpr std::array kFuzzedCodecs = {
+    "memcpy",                              // 0: the framed copy
+    "bytegroup",                           // byte planes stored raw
+    "bytegroup:width=4",                   //
+    "bytegroup:width=3+huff",              // an odd width: planes and an n % w tail
+    "lz4",                                 //
+    "zstd:level=1",                        // 5
+    "rans",                                //
+    "huff",                                //
+    "igzip:level=0",                       //
+    "bytegroup+lz4",                       //
+    "bytegroup+zstd:level=-5:literals=1",  // 10
+    "bytegroup+rans",                      //
+    "bytegroup+huff",                      //
+    "bytegroup:width=4+huff",              //
+    "bytegroup+igzip:level=3",             //
+    "blosc:noshuffle+lz4",                 // 15: c-blosc's own container from here on
+    "blosc:shuffle+lz4",                   //
+    "blosc:bitshuffle+lz4",                //
+    "blosc:shuffle+lz4hc",                 //
+    "blosc:shuffle+blosclz",               //
+    "blosc:shuffle+zlib",                  // 20
+    "blosc:bitshuffle+zstd:level=1",       //
+};
+
+}  // namespace wirezip::fuzz
