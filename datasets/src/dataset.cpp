@@ -41,7 +41,7 @@ Dataset load_synthetic(std::string_view spec) {
 
 Dataset load_safetensors(std::string_view spec) {
   // The regex may contain ':' and '=', so "tensors=" takes the rest of the spec; it must come last.
-  std::string regex;  // empty: regex_search with an empty pattern matches every name
+  std::string regex;  // empty: an empty pattern matches every name (RE2, partial match)
   constexpr std::string_view kTensors = ":tensors=";
   std::size_t at = spec.find(kTensors);
   if (at != std::string_view::npos) {
