@@ -8,7 +8,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <deque>
+#include <optional>
 
 #include "codec_case.hpp"
 #include "context.hpp"
@@ -33,9 +35,10 @@ Config parse_config(const std::string& codecs, const std::string& datasets, cons
                     const std::string& threads) {
   Config config;
   config.codecs = codecs.empty() ? codecs::default_codec_specs() : flag::list("--codecs", codecs);
-  // memcpy is the ceiling every other codec is read against, so it is always in the run.
-  if (std::find(config.codecs.begin(), config.codecs.end(), "memcpy") == config.codecs.end())
-    config.codecs.insert(config.codecs.begin(), "memcpy");
+  // memcpy is the ceiling every other codec is read against (vs_memcpy), so it is always in the run,
+  // and first: its rates must be known when the other cases report.
+  std::erase(config.codecs, "memcpy");
+  config.codecs.insert(config.codecs.begin(), "memcpy");
   for (const std::string& spec : config.codecs) codecs::make_codec(spec);  // reject bad specs up front
   config.datasets = flag::list("--datasets", datasets);
   config.chunks = flag::sizes("--chunks", chunks, 1);
@@ -59,16 +62,29 @@ std::string case_name(const std::string& codec, const std::string& dataset, std:
                      direction == harness::Direction::compress ? "compress" : "decompress");
 }
 
+// The exponent split's format for a data set's element width; nullopt where no float format fits.
+std::optional<codecs::FloatFormat> float_format(std::size_t width) {
+  if (width == 2) return codecs::FloatFormat::bf16;  // the data sets hold bf16 (datasets/README.md)
+  if (width == 4) return codecs::FloatFormat::fp32;
+  return std::nullopt;
+}
+
 void register_cases(const Config& config, const std::deque<datasets::Dataset>& data) {
+  auto ceiling = std::make_shared<harness::MemcpyCeiling>();
   for (const datasets::Dataset& dataset : data) {
     benchmark::AddCustomContext("dataset:" + dataset.spec, dataset.description);
     benchmark::AddCustomContext("dataset_sha256:" + dataset.spec, datasets::sha256_hex(dataset.bytes));
     for (std::uint64_t chunk : config.chunks) {
       const double bound = codecs::entropy_bound_ratio(dataset.bytes, dataset.element_width, chunk);
+      const auto format = float_format(dataset.element_width);
+      const double exponent_bound = format ? codecs::exponent_bound_ratio(dataset.bytes, *format, chunk) : NAN;
+      const double value_bound = dataset.element_width == 2 ? codecs::value_bound_ratio(dataset.bytes, chunk) : NAN;
       for (const std::string& spec : config.codecs) {
         for (auto direction : {harness::Direction::compress, harness::Direction::decompress}) {
           harness::CodecCase c{.codec_spec = spec, .dataset = &dataset, .chunk_bytes = chunk,
-                               .direction = direction, .entropy_bound_ratio = bound};
+                               .direction = direction, .entropy_bound_ratio = bound,
+                               .exponent_bound_ratio = exponent_bound, .value_bound_ratio = value_bound,
+                               .ceiling = ceiling};
           auto* bench = benchmark::RegisterBenchmark(
               case_name(spec, dataset.spec, chunk, direction).c_str(),
               [c](benchmark::State& state) { harness::run_codec_case(state, c); });

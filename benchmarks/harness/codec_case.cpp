@@ -1,6 +1,7 @@
 #include "codec_case.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "wirezip/codecs/registry.hpp"
@@ -64,9 +65,14 @@ void verify(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::byte>& re
   }
 }
 
+void set_if_known(benchmark::State& state, const char* name, double value) {
+  if (!std::isnan(value)) state.counters[name] = value;
+}
+
 // Ratio is a property of all chunks together: the last thread of a run to get here reports it and
 // readies the shared state for the next run. Every thread checks in, even after an error.
-void report_totals(benchmark::State& state, const CodecCase& config, std::uint64_t compressed) {
+// `rate` is this run's original bytes per second of wall time (the same in every thread).
+void report_totals(benchmark::State& state, const CodecCase& config, std::uint64_t compressed, double rate) {
   CodecCase::Shared& shared = *config.shared;
   shared.compressed += compressed;
   if (shared.finished.fetch_add(1) + 1 != state.threads()) return;
@@ -76,7 +82,13 @@ void report_totals(benchmark::State& state, const CodecCase& config, std::uint64
   if (state.error_occurred() || all == 0) return;
   state.counters["compressed_bytes"] = static_cast<double>(all);
   state.counters["ratio"] = static_cast<double>(config.dataset->bytes.size()) / static_cast<double>(all);
-  state.counters["entropy_bound_ratio"] = config.entropy_bound_ratio;
+  set_if_known(state, "entropy_bound_ratio", config.entropy_bound_ratio);
+  set_if_known(state, "exponent_bound_ratio", config.exponent_bound_ratio);
+  set_if_known(state, "value_bound_ratio", config.value_bound_ratio);
+  if (!config.ceiling || rate <= 0) return;
+  const std::string key = config.ceiling_key(state.threads());
+  if (config.is_memcpy()) config.ceiling->record(key, state.iterations(), rate);
+  if (auto memcpy_rate = config.ceiling->median(key)) state.counters["vs_memcpy"] = rate / *memcpy_rate;
 }
 
 // Runs `step`, turning an exception into SkipWithError; returns whether it succeeded.
@@ -92,6 +104,29 @@ bool guarded(benchmark::State& state, Step&& step) {
 }
 
 }  // namespace
+
+void MemcpyCeiling::record(const std::string& key, benchmark::IterationCount iterations, double bytes_per_second) {
+  std::lock_guard lock(mutex_);
+  Runs& runs = runs_[key];
+  if (iterations < runs.iterations) return;  // a trial run that sized a later one
+  if (iterations > runs.iterations) runs = {iterations, {}};
+  runs.rates.push_back(bytes_per_second);
+}
+
+std::optional<double> MemcpyCeiling::median(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  auto found = runs_.find(key);
+  if (found == runs_.end() || found->second.rates.empty()) return std::nullopt;
+  std::vector<double> rates = found->second.rates;
+  std::sort(rates.begin(), rates.end());
+  const std::size_t n = rates.size();
+  return n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
+}
+
+std::string CodecCase::ceiling_key(int threads) const {
+  return fmt::format("{}/chunk:{}/{}/threads:{}", dataset->spec, chunk_bytes,
+                     direction == Direction::compress ? "compress" : "decompress", threads);
+}
 
 void IterationWallClock::start(int threads) { arrive(threads, false); }
 
@@ -144,6 +179,7 @@ void run_codec_case(benchmark::State& state, const CodecCase& config) {
   });
   if (!ok) clock.leave(threads);  // an error skips the loop
 
+  double wall_seconds = 0;
   for (auto _ : state) {
     clock.start(threads);
     ok = guarded(state, [&] {
@@ -156,14 +192,21 @@ void run_codec_case(benchmark::State& state, const CodecCase& config) {
       clock.leave(threads);
       break;
     }
-    state.SetIterationTime(clock.finish(threads));
+    const double seconds = clock.finish(threads);
+    wall_seconds += seconds;
+    state.SetIterationTime(seconds);
   }
   if (ok) ok = guarded(state, [&] { verify(*codec, mine, restored, config.direction == Direction::compress); });
 
   std::uint64_t compressed = 0;
   for (std::size_t size : mine.frame_sizes) compressed += size;
-  if (ok) state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * mine.original_bytes));
-  report_totals(state, config, compressed);
+  double rate = 0;  // all threads' bytes over the wall time, as Google Benchmark's bytes_per_second
+  if (ok) {
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * mine.original_bytes));
+    if (wall_seconds > 0)
+      rate = static_cast<double>(state.iterations()) * static_cast<double>(config.dataset->bytes.size()) / wall_seconds;
+  }
+  report_totals(state, config, compressed, rate);
 }
 
 }  // namespace wirezip::harness

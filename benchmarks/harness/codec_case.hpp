@@ -7,10 +7,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "wirezip/datasets/dataset.hpp"
 
@@ -47,12 +50,41 @@ class IterationWallClock {
   double wall_seconds_ = 0;
 };
 
+// The memcpy rates of one run, so every case can report its throughput as a share of the ceiling
+// measured on the same data set, chunk size, direction and thread count (vs_memcpy). bench_codec
+// registers memcpy's cases first, so their repetitions are done before any other codec's start.
+// Google Benchmark also runs each case a few times with fewer iterations to size the run it
+// reports (and reuses that count for later repetitions): only runs of the largest iteration count
+// seen under a key are kept, so the trials never count.
+class MemcpyCeiling {
+ public:
+  void record(const std::string& key, benchmark::IterationCount iterations, double bytes_per_second);
+  // The median of the kept rates under `key`; nullopt before any.
+  std::optional<double> median(const std::string& key) const;
+
+ private:
+  struct Runs {
+    benchmark::IterationCount iterations = 0;
+    std::vector<double> rates;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, Runs> runs_;
+};
+
 struct CodecCase {
   std::string codec_spec;
   const datasets::Dataset* dataset = nullptr;
   std::size_t chunk_bytes = 0;
   Direction direction = Direction::compress;
-  double entropy_bound_ratio = 0;  // precomputed for (dataset, chunk)
+  // Order-0 bounds precomputed for (dataset, chunk); a bound that does not apply is left out (NaN).
+  double entropy_bound_ratio = 0;
+  double exponent_bound_ratio = 0;
+  double value_bound_ratio = 0;
+  std::shared_ptr<MemcpyCeiling> ceiling;  // shared by every case of the run; null: no vs_memcpy
+
+  bool is_memcpy() const { return codec_spec == "memcpy"; }
+  // What makes two cases' rates comparable: data set, chunk size, direction and thread count.
+  std::string ceiling_key(int threads) const;
 
   // What the threads of one run share: the wall clock, and totals the last thread to finish reports.
   // Runs (thread counts, repetitions) follow each other, never overlap.

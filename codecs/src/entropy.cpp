@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace wirezip::codecs {
 namespace {
@@ -11,12 +12,21 @@ namespace {
 using Counts = std::array<std::uint64_t, 256>;
 
 // Total information in bits of `total` symbols with these counts.
-double information_bits(const Counts& counts, std::uint64_t total) {
+template <typename Histogram>
+double information_bits(const Histogram& counts, std::uint64_t total) {
   double bits = 0;
   for (std::uint64_t c : counts)
     if (c) bits -= static_cast<double>(c) * std::log2(static_cast<double>(c) / static_cast<double>(total));
   return bits;
 }
+
+double plane_bits(std::span<const std::byte> plane) {
+  Counts counts{};
+  for (std::byte b : plane) ++counts[static_cast<std::uint8_t>(b)];
+  return information_bits(counts, plane.size());
+}
+
+double bound(std::size_t bytes, double bits) { return bits > 0 ? 8.0 * static_cast<double>(bytes) / bits : INFINITY; }
 
 }  // namespace
 
@@ -40,7 +50,40 @@ double entropy_bound_ratio(std::span<const std::byte> data, std::size_t width, s
     }
     bits += 8.0 * static_cast<double>(piece.size() % width);
   }
-  return bits > 0 ? 8.0 * static_cast<double>(data.size()) / bits : INFINITY;
+  return bound(data.size(), bits);
+}
+
+double exponent_bound_ratio(std::span<const std::byte> data, FloatFormat format, std::size_t chunk) {
+  if (data.empty() || chunk == 0) return 1.0;
+  const std::size_t width = float_format_width(format);
+  std::vector<std::byte> planes;
+  double bits = 0;
+  for (std::size_t start = 0; start < data.size(); start += chunk) {
+    std::span<const std::byte> piece = data.subspan(start, std::min(chunk, data.size() - start));
+    const std::size_t elements = piece.size() / width;
+    planes.resize(width * elements);
+    std::vector<std::byte*> pointers(width);
+    for (std::size_t k = 0; k < width; ++k) pointers[k] = planes.data() + k * elements;
+    split_exponent(piece, format, pointers);
+    for (std::size_t k = 0; k < width && elements; ++k) bits += plane_bits({pointers[k], elements});
+    bits += 8.0 * static_cast<double>(piece.size() % width);
+  }
+  return bound(data.size(), bits);
+}
+
+double value_bound_ratio(std::span<const std::byte> data, std::size_t chunk) {
+  if (data.empty() || chunk == 0) return 1.0;
+  std::vector<std::uint64_t> counts(1 << 16);
+  double bits = 0;
+  for (std::size_t start = 0; start < data.size(); start += chunk) {
+    std::span<const std::byte> piece = data.subspan(start, std::min(chunk, data.size() - start));
+    std::fill(counts.begin(), counts.end(), 0);
+    const std::size_t elements = piece.size() / 2;
+    for (std::size_t i = 0; i < elements; ++i)
+      ++counts[static_cast<std::uint8_t>(piece[2 * i]) | static_cast<std::uint8_t>(piece[2 * i + 1]) << 8];
+    bits += information_bits(counts, elements) + 8.0 * static_cast<double>(piece.size() % 2);
+  }
+  return bound(data.size(), bits);
 }
 
 bool looks_incompressible(std::span<const std::byte> plane) {

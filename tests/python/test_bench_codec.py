@@ -52,9 +52,21 @@ class BenchCodecJson(unittest.TestCase):
     def test_every_case_has_its_counters_and_no_error(self):
         for name, case in self.cases.items():
             self.assertFalse(case.get("error_occurred", False), f"{name}: {case.get('error_message')}")
-            for counter in ["bytes_per_second", "ratio", "compressed_bytes", "entropy_bound_ratio"]:
+            for counter in ["bytes_per_second", "ratio", "compressed_bytes", "entropy_bound_ratio",
+                            "exponent_bound_ratio", "value_bound_ratio", "vs_memcpy"]:
                 self.assertIn(counter, case, name)
             self.assertGreater(case["bytes_per_second"], 0, name)
+            self.assertGreater(case["vs_memcpy"], 0, name)
+
+    def test_vs_memcpy_is_the_rate_over_memcpys_in_the_same_configuration(self):
+        # One repetition: memcpy's own case is exactly 1, and every other case's counter is its rate
+        # over memcpy's rate of the same chunk size, direction and thread count.
+        for name, case in self.cases.items():
+            memcpy = self.cases[re.sub(r"^codec/[^/]+/", "codec/memcpy/", name)]
+            self.assertAlmostEqual(case["vs_memcpy"], case["bytes_per_second"] / memcpy["bytes_per_second"],
+                                   delta=1e-6 * case["vs_memcpy"], msg=name)
+            if name.startswith("codec/memcpy/"):
+                self.assertEqual(case["vs_memcpy"], 1.0)
 
     def test_ratios_tell_the_byte_grouping_story(self):
         def ratio(spec):
@@ -65,6 +77,13 @@ class BenchCodecJson(unittest.TestCase):
         self.assertGreater(ratio("bytegroup+huff"), ratio("blosc:bitshuffle+lz4"))
         self.assertGreater(ratio("bytegroup+huff"), 0.98 * bound)
         self.assertLessEqual(ratio("bytegroup+huff"), bound)
+
+    def test_bounds_past_the_byte_planes(self):
+        # Whole 16-bit values bound any split into planes (the split is a bijection, and entropy is
+        # subadditive); on weights the exponent split's bound lies between the byte planes' and it.
+        case = self.cases[f"codec/memcpy/{DATASET}/chunk:1048576/compress/manual_time/threads:1"]
+        self.assertGreater(case["exponent_bound_ratio"], case["entropy_bound_ratio"])
+        self.assertGreaterEqual(case["value_bound_ratio"], case["exponent_bound_ratio"])
 
     def test_threads_report_the_same_totals_and_a_rate(self):
         # Both thread counts compress the same chunks: the totals agree, and each has its wall-time rate.

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <span>
 
+#include "wirezip/codecs/exponent_split.hpp"
+
 namespace wirezip::codecs {
 
 // Shannon entropy of the byte histogram, in bits per byte (0 for empty input).
@@ -12,6 +14,13 @@ double order0_entropy_bits(std::span<const std::byte> bytes);
 // The compression ratio (original / coded) an ideal order-0 coder of each byte plane reaches when
 // every `chunk` bytes are coded on their own: planes of width `width`, trailing bytes at 8 bits.
 double entropy_bound_ratio(std::span<const std::byte> data, std::size_t width, std::size_t chunk);
+// The same bound for the planes of the exponent split (exponent_split.hpp): the exponent plane and
+// the sign/mantissa plane(s) of `format`, each coded order-0 per chunk; trailing bytes at 8 bits.
+double exponent_bound_ratio(std::span<const std::byte> data, FloatFormat format, std::size_t chunk);
+// The bound of an ideal order-0 coder of whole 16-bit elements, per chunk: what any coder that sees
+// one element at a time, with no context from its neighbours, can reach; a trailing odd byte at 8 bits.
+// It equals the exponent bound plus what conditioning the sign and mantissa on the exponent can gain.
+double value_bound_ratio(std::span<const std::byte> data, std::size_t chunk);
 
 // True when a sample of the plane has order-0 entropy >= 7.9 bits/byte, i.e. coding could save at
 // most ~1%. Planes under 4 KiB are always worth a try.
