@@ -18,6 +18,10 @@ std::vector<std::string> all_specs() {
   specs.push_back("bytegroup:width=4+lz4");
   specs.push_back("bytegroup:width=3+zstd:level=-3");
   specs.push_back("blosc:noshuffle+zstd:level=3");
+  specs.push_back("bytegroup:split=exponent");
+  specs.push_back("bytegroup:split=exponent:format=fp16+huff");
+  specs.push_back("bytegroup:split=exponent:width=4+huff");
+  specs.push_back("bytegroup:split=exponent+zstd:level=1");
   return specs;
 }
 
@@ -72,10 +76,26 @@ TEST(Codecs, ByteGroupingPaysOnWeightsAndHuffReachesTheBound) {
   EXPECT_NEAR(ratio("memcpy"), 1.0, 0.001);
 }
 
+TEST(Codecs, ExponentSplitBeatsBytePlanesOnWeightsWithinItsBound) {
+  const auto weights = testing::codec_inputs(1 << 20)[0].bytes;
+  auto ratio = [&](const std::string& spec) {
+    auto codec = make_codec(spec);
+    std::vector<std::byte> frame(codec->max_compressed_size(weights.size()));
+    return static_cast<double>(weights.size()) / static_cast<double>(codec->compress(weights, frame));
+  };
+  const double bound = exponent_bound_ratio(weights, FloatFormat::bf16, weights.size());
+  EXPECT_GT(bound, entropy_bound_ratio(weights, 2, weights.size()));
+  EXPECT_GT(ratio("bytegroup:split=exponent+huff"), ratio("bytegroup+huff"));
+  EXPECT_LE(ratio("bytegroup:split=exponent+huff"), bound);
+  EXPECT_LE(bound, value_bound_ratio(weights, weights.size()));
+}
+
 TEST(Codecs, BadSpecsNameTheValidForms) {
   for (const char* bad : {"", "lz5", "zstd:level=99", "zstd:lvl=1", "bytegroup+", "bytegroup+foo", "lz4+zstd",
                           "blosc:shuffle", "blosc:wiggle+lz4", "blosc:shuffle+lz4+zstd", "memcpy:x=1",
-                          "bytegroup:width=0+lz4", "bytegroup:width=17", "huff:fast"}) {
+                          "bytegroup:width=0+lz4", "bytegroup:width=17", "huff:fast", "bytegroup:split=mantissa+huff",
+                          "bytegroup:format=bf16+huff", "bytegroup:split=exponent:width=3+huff",
+                          "bytegroup:split=exponent:format=fp32:width=2", "bytegroup:split=exponent:format=fp8"}) {
     try {
       make_codec(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

@@ -10,7 +10,8 @@ namespace {
 
 const std::vector<std::string> kFramedSpecs = {"memcpy", "bytegroup", "lz4", "zstd:level=1", "bytegroup+lz4",
                                                "bytegroup+zstd:level=1", "bytegroup+rans", "bytegroup+huff",
-                                               "bytegroup+igzip:level=0", "huff", "bytegroup:width=4+huff"};
+                                               "bytegroup+igzip:level=0", "huff", "bytegroup:width=4+huff",
+                                               "bytegroup:split=exponent+huff", "bytegroup:split=exponent:width=4"};
 
 std::vector<std::byte> compress(Codec& codec, std::span<const std::byte> input) {
   std::vector<std::byte> frame(codec.max_compressed_size(input.size()));
@@ -81,6 +82,21 @@ TEST(Frame, HeaderFieldsAreValidated) {
   EXPECT_THROW(other->decompress(frame, out), Error);  // written by another coder
   auto wide = make_codec("bytegroup:width=4+huff");
   EXPECT_THROW(wide->decompress(frame, out), Error);  // another element width
+  auto exponent = make_codec("bytegroup:split=exponent+huff");
+  EXPECT_THROW(exponent->decompress(frame, out), Error);  // another plane layout
+  EXPECT_THROW(codec->decompress(compress(*exponent, input), out), Error);
+}
+
+TEST(Frame, PlaneLayoutIsValidatedAgainstTheWidth) {
+  const auto input = testing::codec_inputs(4096)[0].bytes;
+  auto codec = make_codec("bytegroup:split=exponent:format=fp16+huff");
+  auto frame = compress(*codec, input);
+  EXPECT_EQ(read_frame_header(frame).layout, PlaneLayout::exponent_fp16);
+  for (std::uint8_t bad : {4, 0x80, 3}) {  // unknown layouts, and fp32's layout on width 2
+    auto corrupt = frame;
+    corrupt[7] = std::byte{bad};
+    EXPECT_THROW(read_frame_header(corrupt), Error) << int(bad);
+  }
 }
 
 TEST(Frame, PeerRejectsCorruptBloscBuffers) {

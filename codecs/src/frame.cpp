@@ -31,6 +31,16 @@ void clear_upper_vector_state() {
 void clear_upper_vector_state() {}
 #endif
 
+// The exponent layouts fix the element width: 2 for bf16 and fp16, 4 for fp32.
+PlaneLayout read_layout(std::uint8_t layout, std::uint8_t width) {
+  if (layout > static_cast<std::uint8_t>(PlaneLayout::exponent_fp32)) fail("corrupt frame: unknown plane layout {}", layout);
+  const auto parsed = static_cast<PlaneLayout>(layout);
+  const std::uint8_t needs = parsed == PlaneLayout::exponent_fp32 ? 4 : 2;
+  if (parsed != PlaneLayout::bytes && width != needs)
+    fail("corrupt frame: plane layout {} needs element width {}, frame has {}", layout, needs, width);
+  return parsed;
+}
+
 }  // namespace
 
 void write_frame_header(const FrameHeader& header, std::span<std::byte> dst) {
@@ -38,7 +48,7 @@ void write_frame_header(const FrameHeader& header, std::span<std::byte> dst) {
   store_le<std::uint8_t>(dst, 4, kVersion);
   store_le<std::uint8_t>(dst, 5, static_cast<std::uint8_t>(header.coder));
   store_le<std::uint8_t>(dst, 6, header.element_width);
-  store_le<std::uint8_t>(dst, 7, 0);
+  store_le<std::uint8_t>(dst, 7, static_cast<std::uint8_t>(header.layout));
   store_le<std::uint64_t>(dst, 8, header.original_size);
   store_le<std::uint64_t>(dst, 16, header.checksum);
   for (std::size_t k = 0; k < header.element_width; ++k) {
@@ -61,7 +71,7 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   header.element_width = load_le<std::uint8_t>(frame, 6);
   if (header.element_width == 0 || header.element_width > kMaxElementWidth)
     fail("corrupt frame: element width {} (1..{})", header.element_width, kMaxElementWidth);
-  if (load_le<std::uint8_t>(frame, 7) != 0) fail("corrupt frame: unknown flags");
+  header.layout = read_layout(load_le<std::uint8_t>(frame, 7), header.element_width);
   if (frame.size() < header.encoded_size())
     fail("truncated frame: {} bytes, header alone needs {}", frame.size(), header.encoded_size());
   header.original_size = load_le<std::uint64_t>(frame, 8);

@@ -8,6 +8,7 @@
 
 #include "codec_factories.hpp"
 #include "plane_coder.hpp"
+#include "plane_layout.hpp"
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/util/error.hpp"
@@ -22,8 +23,8 @@ std::string_view coder_name(CoderId id) {
 
 class FramedCodec final : public Codec {
  public:
-  FramedCodec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder)
-      : spec_(std::move(spec)), width_(width), coder_(std::move(coder)) {}
+  FramedCodec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder, PlaneLayout layout)
+      : spec_(std::move(spec)), width_(width), layout_(layout), coder_(std::move(coder)) {}
 
   const std::string& spec() const override { return spec_; }
   std::size_t element_width() const override { return width_; }
@@ -44,6 +45,7 @@ class FramedCodec final : public Codec {
 
   std::string spec_;
   std::size_t width_;
+  PlaneLayout layout_;  // byte planes or the exponent split
   std::unique_ptr<PlaneCoder> coder_;  // null: planes are stored raw
   std::vector<std::byte> scratch_;     // split planes (compress) or decoded planes (decompress)
 };
@@ -65,7 +67,7 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
   if (plane > std::numeric_limits<std::uint32_t>::max())
     fail("{}: {} bytes is too large for one frame (split it into chunks)", spec_, src.size());
 
-  FrameHeader header{.coder = coder_id(), .element_width = static_cast<std::uint8_t>(width_),
+  FrameHeader header{.coder = coder_id(), .element_width = static_cast<std::uint8_t>(width_), .layout = layout_,
                      .original_size = src.size(), .checksum = frame_checksum(src)};
   std::byte* out = dst.data() + header.encoded_size();
   if (!coder_) {
@@ -75,7 +77,7 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
       planes[k] = out + k * plane;
       header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
     }
-    split_planes(src, width_, {planes.data(), width_});
+    split_layout(layout_, src, width_, {planes.data(), width_});
     out += width_ * plane;
   } else {
     const std::byte* planes_base = src.data();
@@ -83,7 +85,7 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
       scratch_.resize(width_ * plane);
       std::array<std::byte*, kMaxElementWidth> planes{};
       for (std::size_t k = 0; k < width_; ++k) planes[k] = scratch_.data() + k * plane;
-      split_planes(src, width_, {planes.data(), width_});
+      split_layout(layout_, src, width_, {planes.data(), width_});
       planes_base = scratch_.data();
     }
     for (std::size_t k = 0; k < width_; ++k) {
@@ -103,6 +105,8 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
     fail("{}: frame was coded with {}, this codec uses {}", spec_, coder_name(header.coder), coder_name(coder_id()));
   if (header.element_width != width_)
     fail("{}: frame has element width {}, this codec uses {}", spec_, header.element_width, width_);
+  if (header.layout != layout_)
+    fail("{}: frame has plane layout {}, this codec uses {}", spec_, layout_name(header.layout), layout_name(layout_));
   if (header.original_size > dst.size())
     fail("{}: frame holds {} bytes, output has room for {}", spec_, header.original_size, dst.size());
   const std::size_t plane = header.plane_size();
@@ -125,7 +129,7 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
     }
     in += entry.stored_size;
   }
-  if (width_ > 1) merge_planes({planes.data(), width_}, width_, whole);
+  if (width_ > 1) merge_layout(layout_, {planes.data(), width_}, width_, whole);
   std::copy_n(in, header.tail_size(), dst.data() + whole.size());
 
   std::span<const std::byte> restored = dst.first(header.original_size);
@@ -136,8 +140,9 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
 
 }  // namespace
 
-std::unique_ptr<Codec> make_framed_codec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder) {
-  return std::make_unique<FramedCodec>(std::move(spec), width, std::move(coder));
+std::unique_ptr<Codec> make_framed_codec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder,
+                                         PlaneLayout layout) {
+  return std::make_unique<FramedCodec>(std::move(spec), width, std::move(coder), layout);
 }
 
 }  // namespace wirezip::codecs

@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include "codec_factories.hpp"
+#include "plane_layout.hpp"
 #include "wirezip/codecs/frame.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/spec.hpp"
@@ -14,7 +15,7 @@ namespace {
 
 constexpr std::string_view kValidForms =
     "memcpy, lz4[:accel=N], zstd[:level=N][:literals=1], rans, huff, igzip[:level=0..3], "
-    "bytegroup[:width=W][+CODER], blosc:{noshuffle|shuffle|bitshuffle}[:width=W]+{lz4|lz4hc|zstd|blosclz|zlib}"
+    "bytegroup[:width=W][:split=exponent[:format=bf16|fp16|fp32]][+CODER], blosc:{noshuffle|shuffle|bitshuffle}[:width=W]+{lz4|lz4hc|zstd|blosclz|zlib}"
     "[:level=N]";
 
 [[noreturn]] void bad_spec(std::string_view spec, std::string_view why) {
@@ -46,6 +47,29 @@ std::unique_ptr<PlaneCoder> make_coder(std::string_view spec, SpecPart part) {
 std::size_t take_width(SpecPart& part, std::size_t fallback) {
   return static_cast<std::size_t>(part.take_int("width", static_cast<std::int64_t>(fallback), 1,
                                                  static_cast<std::int64_t>(kMaxElementWidth)));
+}
+
+// bytegroup's split: byte planes, or split=exponent with a float format named or implied by the
+// width (2: bf16, 4: fp32); a width given beside a format must agree with it.
+PlaneLayout take_layout(std::string_view spec, SpecPart& head, std::size_t& width, bool width_given) {
+  const std::string split_kind = head.take("split").value_or("bytes");
+  const auto format_name = head.take("format");
+  if (split_kind == "bytes") {
+    if (format_name) bad_spec(spec, "format= needs split=exponent");
+    return PlaneLayout::bytes;
+  }
+  if (split_kind != "exponent") bad_spec(spec, fmt::format("unknown split '{}' (bytes or exponent)", split_kind));
+  FloatFormat format = width == 4 ? FloatFormat::fp32 : FloatFormat::bf16;
+  if (format_name) {
+    auto parsed = parse_float_format(*format_name);
+    if (!parsed) bad_spec(spec, fmt::format("unknown float format '{}' (bf16, fp16 or fp32)", *format_name));
+    format = *parsed;
+  }
+  if (width_given && width != float_format_width(format))
+    bad_spec(spec, fmt::format("split=exponent of {} needs width {}, not {}", float_format_name(format),
+                               float_format_width(format), width));
+  width = float_format_width(format);
+  return exponent_layout(format);
 }
 
 std::unique_ptr<Codec> make_blosc(std::string_view spec, SpecPart head, const std::vector<std::string>& stages) {
@@ -81,12 +105,14 @@ std::unique_ptr<Codec> build_codec(std::string_view spec) {
   }
   if (head.name == "bytegroup") {
     if (stages.size() > 2) bad_spec(spec, "bytegroup takes one coder stage");
+    const bool width_given = head.options.count("width") != 0;
     std::size_t width = take_width(head, 2);
+    const PlaneLayout layout = take_layout(spec, head, width, width_given);
     if (!head.positional.empty()) bad_spec(spec, fmt::format("unexpected word '{}'", head.positional.front()));
     head.check_consumed(fmt::format("codec spec '{}'", spec));
     std::unique_ptr<PlaneCoder> coder;
     if (stages.size() == 2) coder = make_coder(spec, parse_spec_part(stages[1]));
-    return make_framed_codec(std::string(spec), width, std::move(coder));
+    return make_framed_codec(std::string(spec), width, std::move(coder), layout);
   }
   if (stages.size() != 1) bad_spec(spec, "only bytegroup and blosc take a '+' stage");
   return make_framed_codec(std::string(spec), 1, make_coder(spec, std::move(head)));
@@ -124,6 +150,9 @@ std::vector<CodecInfo> list_codecs() {
       {"bytegroup+igzip:level=0", "byte planes + ISA-L deflate, per-plane Huffman tables", "isa-l " + v.at("isa-l")},
       {"bytegroup+huff", "byte planes + wirezip Huffman (the best codec)", wirezip},
       {"bytegroup:width=4+huff", "fp32 byte planes + wirezip Huffman", wirezip},
+      {"bytegroup:split=exponent+huff", "exponent plane + sign/mantissa plane, wirezip Huffman", wirezip},
+      {"bytegroup:split=exponent+rans", "exponent plane + sign/mantissa plane, rANS 4x16 order 0",
+       "htscodecs " + v.at("htscodecs")},
       {"blosc:shuffle+lz4", "peer: c-blosc byte shuffle + LZ4", "c-blosc " + v.at("blosc")},
       {"blosc:bitshuffle+lz4", "peer: c-blosc bit shuffle + LZ4", "c-blosc " + v.at("blosc")},
       {"blosc:bitshuffle+zstd:level=1", "peer: c-blosc bit shuffle + zstd level 1", "c-blosc " + v.at("blosc")},

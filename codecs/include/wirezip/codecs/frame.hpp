@@ -6,13 +6,14 @@
 //   4       1     version (1)
 //   5       1     coder id (what coded planes were coded with; see CoderId)
 //   6       1     element width w (1 = no byte grouping)
-//   7       1     flags (0)
+//   7       1     plane layout (see PlaneLayout: 0 byte planes, 1-3 the exponent split)
 //   8       8     original length n
 //   16      8     XXH3-64 of the original
 //   24      5*w   per plane: mode (0 raw, 1 coded), stored size (u32)
 //   then the w planes back to back, then the n % w tail bytes raw.
 //
-// Plane k holds byte k of each of the n / w whole elements.
+// With layout 0, plane k holds byte k of each of the n / w whole elements; with layouts 1-3, the
+// planes of the exponent split (exponent_split.hpp) of bf16, fp16 or fp32 elements.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,9 @@ namespace wirezip::codecs {
 
 enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5 };
 enum class PlaneMode : std::uint8_t { raw = 0, coded = 1 };
+// How elements become planes. Byte 7 was a flags byte that had to be 0, so frames written before
+// the exponent split still read as byte planes, and an older reader refuses the new layouts.
+enum class PlaneLayout : std::uint8_t { bytes = 0, exponent_bf16 = 1, exponent_fp16 = 2, exponent_fp32 = 3 };
 
 inline constexpr std::size_t kMaxElementWidth = 16;
 
@@ -33,6 +37,7 @@ struct PlaneEntry {
 struct FrameHeader {
   CoderId coder = CoderId::raw;
   std::uint8_t element_width = 1;
+  PlaneLayout layout = PlaneLayout::bytes;
   std::uint64_t original_size = 0;
   std::uint64_t checksum = 0;
   std::array<PlaneEntry, kMaxElementWidth> planes{};
@@ -45,7 +50,7 @@ struct FrameHeader {
 
 // Writes the header into dst (at least header_size(width) bytes).
 void write_frame_header(const FrameHeader& header, std::span<std::byte> dst);
-// Parses and validates a header against the whole frame: magic, version, width, flags, plane modes,
+// Parses and validates a header against the whole frame: magic, version, width, layout, plane modes,
 // and that planes + tail exactly fill the frame. Throws wirezip::Error naming what is wrong.
 FrameHeader read_frame_header(std::span<const std::byte> frame);
 
