@@ -22,6 +22,12 @@ std::vector<std::string> all_specs() {
   specs.push_back("bytegroup:split=exponent:format=fp16+huff");
   specs.push_back("bytegroup:split=exponent:width=4+huff");
   specs.push_back("bytegroup:split=exponent+zstd:level=1");
+  specs.push_back("ans");
+  specs.push_back("bytegroup+ans");
+  specs.push_back("bytegroup:split=exponent+ans");
+  specs.push_back("bytegroup:split=exponent:width=4+ans");
+  specs.push_back("bytegroup:split=exponent:format=fp16+ans:context=exponent");
+  specs.push_back("bytegroup:split=exponent:format=fp32+ans:context=exponent");
   return specs;
 }
 

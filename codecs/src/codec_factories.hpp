@@ -4,6 +4,7 @@
 #include <string>
 
 #include "plane_coder.hpp"
+#include "wirezip/codecs/exponent_split.hpp"
 #include "wirezip/codecs/codec.hpp"
 
 namespace wirezip::codecs {
@@ -12,6 +13,10 @@ namespace wirezip::codecs {
 // layout: byte planes, or the exponent split of the float format whose width is `width`.
 std::unique_ptr<Codec> make_framed_codec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder,
                                          PlaneLayout layout = PlaneLayout::bytes);
+
+// bytegroup:split=exponent+ans:context=exponent (exponent_context.cpp): the sign/mantissa plane
+// coded with a model per exponent value.
+std::unique_ptr<Codec> make_exponent_context_codec(std::string spec, FloatFormat format);
 
 // c-blosc with its own container format; shuffle is BLOSC_NOSHUFFLE / SHUFFLE / BITSHUFFLE.
 std::unique_ptr<Codec> make_blosc_codec(std::string spec, int shuffle, std::size_t typesize, std::string compressor,

@@ -66,7 +66,8 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
     fail("corrupt frame: version {} (this build reads {})", version, kVersion);
   FrameHeader header;
   auto coder = load_le<std::uint8_t>(frame, 5);
-  if (coder > static_cast<std::uint8_t>(CoderId::igzip)) fail("corrupt frame: unknown coder id {}", coder);
+  if (coder > static_cast<std::uint8_t>(CoderId::igzip) && coder != static_cast<std::uint8_t>(CoderId::ans))
+    fail("corrupt frame: unknown coder id {}", coder);
   header.coder = static_cast<CoderId>(coder);
   header.element_width = load_le<std::uint8_t>(frame, 6);
   if (header.element_width == 0 || header.element_width > kMaxElementWidth)

@@ -17,7 +17,7 @@ namespace wirezip::codecs {
 namespace {
 
 std::string_view coder_name(CoderId id) {
-  constexpr std::array<std::string_view, 6> names{"raw", "lz4", "zstd", "rans", "huff", "igzip"};
+  constexpr std::array<std::string_view, 8> names{"raw", "lz4", "zstd", "rans", "huff", "igzip", "?", "ans"};
   return names.at(static_cast<std::size_t>(id));
 }
 

@@ -32,6 +32,8 @@ std::unique_ptr<PlaneCoder> make_rans_coder();
 std::unique_ptr<PlaneCoder> make_igzip_coder(int level);
 // wirezip's own 4-stream order-0 Huffman coder (huff.cpp).
 std::unique_ptr<PlaneCoder> make_huff_coder();
+// wirezip's own order-0 tANS coder (ans.cpp): fractional bits per symbol, near the order-0 bound.
+std::unique_ptr<PlaneCoder> make_ans_coder();
 
 // Library versions for --list-codecs and the benchmark context.
 std::string lz4_version();

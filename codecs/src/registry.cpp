@@ -14,8 +14,9 @@ namespace wirezip::codecs {
 namespace {
 
 constexpr std::string_view kValidForms =
-    "memcpy, lz4[:accel=N], zstd[:level=N][:literals=1], rans, huff, igzip[:level=0..3], "
-    "bytegroup[:width=W][:split=exponent[:format=bf16|fp16|fp32]][+CODER], blosc:{noshuffle|shuffle|bitshuffle}[:width=W]+{lz4|lz4hc|zstd|blosclz|zlib}"
+    "memcpy, lz4[:accel=N], zstd[:level=N][:literals=1], rans, huff, ans, igzip[:level=0..3], "
+    "bytegroup[:width=W][:split=exponent[:format=bf16|fp16|fp32]][+CODER], "
+    "bytegroup:split=exponent+ans:context=exponent, blosc:{noshuffle|shuffle|bitshuffle}[:width=W]+{lz4|lz4hc|zstd|blosclz|zlib}"
     "[:level=N]";
 
 [[noreturn]] void bad_spec(std::string_view spec, std::string_view why) {
@@ -34,6 +35,8 @@ std::unique_ptr<PlaneCoder> make_coder(std::string_view spec, SpecPart part) {
     coder = make_rans_coder();
   } else if (part.name == "huff") {
     coder = make_huff_coder();
+  } else if (part.name == "ans") {
+    coder = make_ans_coder();
   } else if (part.name == "igzip") {
     coder = make_igzip_coder(static_cast<int>(part.take_int("level", 0, 0, 3)));
   } else {
@@ -70,6 +73,18 @@ PlaneLayout take_layout(std::string_view spec, SpecPart& head, std::size_t& widt
                                float_format_width(format), width));
   width = float_format_width(format);
   return exponent_layout(format);
+}
+
+// ans:context=exponent after split=exponent: the sign/mantissa plane coded given the exponent.
+std::unique_ptr<Codec> make_context_codec(std::string_view spec, SpecPart stage, std::string_view context,
+                                          PlaneLayout layout) {
+  if (stage.name != "ans") bad_spec(spec, "context= is an option of the ans coder");
+  if (context != "exponent") bad_spec(spec, fmt::format("unknown context '{}' (exponent)", context));
+  if (layout == PlaneLayout::bytes) bad_spec(spec, "context=exponent needs bytegroup:split=exponent");
+  if (!stage.positional.empty()) bad_spec(spec, fmt::format("unexpected word '{}'", stage.positional.front()));
+  stage.check_consumed(fmt::format("codec spec '{}'", spec));
+  return make_exponent_context_codec(std::string(spec),
+                                     static_cast<FloatFormat>(static_cast<std::uint8_t>(layout) - 1));
 }
 
 std::unique_ptr<Codec> make_blosc(std::string_view spec, SpecPart head, const std::vector<std::string>& stages) {
@@ -111,7 +126,11 @@ std::unique_ptr<Codec> build_codec(std::string_view spec) {
     if (!head.positional.empty()) bad_spec(spec, fmt::format("unexpected word '{}'", head.positional.front()));
     head.check_consumed(fmt::format("codec spec '{}'", spec));
     std::unique_ptr<PlaneCoder> coder;
-    if (stages.size() == 2) coder = make_coder(spec, parse_spec_part(stages[1]));
+    if (stages.size() == 2) {
+      SpecPart stage = parse_spec_part(stages[1]);
+      if (auto context = stage.take("context")) return make_context_codec(spec, std::move(stage), *context, layout);
+      coder = make_coder(spec, std::move(stage));
+    }
     return make_framed_codec(std::string(spec), width, std::move(coder), layout);
   }
   if (stages.size() != 1) bad_spec(spec, "only bytegroup and blosc take a '+' stage");
@@ -153,6 +172,9 @@ std::vector<CodecInfo> list_codecs() {
       {"bytegroup:split=exponent+huff", "exponent plane + sign/mantissa plane, wirezip Huffman", wirezip},
       {"bytegroup:split=exponent+rans", "exponent plane + sign/mantissa plane, rANS 4x16 order 0",
        "htscodecs " + v.at("htscodecs")},
+      {"bytegroup:split=exponent+ans", "exponent plane + sign/mantissa plane, wirezip tANS order 0", wirezip},
+      {"bytegroup:split=exponent+ans:context=exponent", "as above, sign/mantissa coded given the exponent", wirezip},
+      {"ans", "wirezip tANS order 0 on the whole chunk", wirezip},
       {"blosc:shuffle+lz4", "peer: c-blosc byte shuffle + LZ4", "c-blosc " + v.at("blosc")},
       {"blosc:bitshuffle+lz4", "peer: c-blosc bit shuffle + LZ4", "c-blosc " + v.at("blosc")},
       {"blosc:bitshuffle+zstd:level=1", "peer: c-blosc bit shuffle + zstd level 1", "c-blosc " + v.at("blosc")},

@@ -21,7 +21,8 @@
 
 namespace wirezip::codecs {
 
-enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5 };
+// 6 is left for the deflate coder of another branch; ans is wirezip's tANS (ans.cpp).
+enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5, ans = 7 };
 enum class PlaneMode : std::uint8_t { raw = 0, coded = 1 };
 // How elements become planes. Byte 7 was a flags byte that had to be 0, so frames written before
 // the exponent split still read as byte planes, and an older reader refuses the new layouts.
