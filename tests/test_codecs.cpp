@@ -4,6 +4,7 @@
 
 #include "codec_test_data.hpp"
 #include "wirezip/codecs/entropy.hpp"
+#include "wirezip/codecs/frame.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -96,12 +97,60 @@ TEST(Codecs, ExponentSplitBeatsBytePlanesOnWeightsWithinItsBound) {
   EXPECT_LE(bound, value_bound_ratio(weights, weights.size()));
 }
 
+TEST(Codecs, AnsAndTheExponentContextPassHuffTowardsTheValueBound) {
+  const auto weights = testing::codec_inputs(1 << 20)[0].bytes;
+  auto ratio = [&](const std::string& spec) {
+    auto codec = make_codec(spec);
+    std::vector<std::byte> frame(codec->max_compressed_size(weights.size()));
+    return static_cast<double>(weights.size()) / static_cast<double>(codec->compress(weights, frame));
+  };
+  const double huff = ratio("bytegroup:split=exponent+huff"), ans = ratio("bytegroup:split=exponent+ans");
+  const double context = ratio("bytegroup:split=exponent+ans:context=exponent");
+  EXPECT_GT(ans, huff);  // fractional bits on the exponent plane
+  // Within 0.5% of the exponent bound: the sign/mantissa plane (7.97 bits of entropy) is stored raw.
+  EXPECT_GT(ans, 0.995 * exponent_bound_ratio(weights, FloatFormat::bf16, weights.size()));
+  EXPECT_GT(context, ans + 0.005);  // the mantissa's dependence on the exponent, used
+  EXPECT_LE(context, value_bound_ratio(weights, weights.size()));
+}
+
+TEST(Codecs, ExponentContextPlanesAreCodedAndCheckedAgainstCorruption) {
+  const auto weights = testing::codec_inputs(64 << 10)[0].bytes;
+  auto codec = make_codec("bytegroup:split=exponent+ans:context=exponent");
+  std::vector<std::byte> frame(codec->max_compressed_size(weights.size()));
+  frame.resize(codec->compress(weights, frame));
+  const FrameHeader header = read_frame_header(frame);
+  ASSERT_EQ(header.planes[1].mode, PlaneMode::coded);  // the conditioned plane, not stored raw
+  const std::size_t plane1 = header.encoded_size() + header.planes[0].stored_size;
+  ASSERT_EQ(static_cast<std::uint8_t>(frame[plane1]), 3);  // exponent_context.cpp's format
+  // Another decoder of ans frames refuses the conditioned plane with a message that says why.
+  auto plain = make_codec("bytegroup:split=exponent+ans");
+  std::vector<std::byte> out(weights.size() + 16, std::byte{0x3c});
+  try {
+    plain->decompress(frame, std::span(out).first(weights.size()));
+    ADD_FAILURE() << "order-0 ans decoded a conditioned plane";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("context=exponent"), std::string::npos) << e.what();
+  }
+  for (std::size_t i = plane1; i < frame.size(); i += 7) {  // tables and streams
+    auto corrupt = frame;
+    corrupt[i] ^= std::byte{static_cast<unsigned char>(1u << (i % 8))};
+    try {
+      ASSERT_EQ(codec->decompress(corrupt, std::span(out).first(weights.size())), weights.size());
+      ASSERT_TRUE(std::equal(weights.begin(), weights.end(), out.begin())) << "byte " << i;
+    } catch (const Error&) {
+    }
+    for (std::size_t j = weights.size(); j < out.size(); ++j) ASSERT_EQ(out[j], std::byte{0x3c});
+  }
+}
+
 TEST(Codecs, BadSpecsNameTheValidForms) {
   for (const char* bad : {"", "lz5", "zstd:level=99", "zstd:lvl=1", "bytegroup+", "bytegroup+foo", "lz4+zstd",
                           "blosc:shuffle", "blosc:wiggle+lz4", "blosc:shuffle+lz4+zstd", "memcpy:x=1",
                           "bytegroup:width=0+lz4", "bytegroup:width=17", "huff:fast", "bytegroup:split=mantissa+huff",
                           "bytegroup:format=bf16+huff", "bytegroup:split=exponent:width=3+huff",
-                          "bytegroup:split=exponent:format=fp32:width=2", "bytegroup:split=exponent:format=fp8"}) {
+                          "bytegroup:split=exponent:format=fp32:width=2", "bytegroup:split=exponent:format=fp8",
+                          "bytegroup+ans:context=exponent", "bytegroup:split=exponent+huff:context=exponent",
+                          "bytegroup:split=exponent+ans:context=sign", "ans:context=exponent"}) {
     try {
       make_codec(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
