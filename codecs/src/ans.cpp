@@ -27,6 +27,16 @@ struct Order0 {
 };
 enum Format : std::uint8_t { kEmpty = 0, kSingleSymbol = 1, kAns = 2, kExponentContext = 3 };  // 3: exponent_context.cpp
 
+WZ_HOT std::array<EncodedStream, kStreams> encode_order0(const std::uint8_t* src, std::size_t n, const EncodeTable& table,
+                                                       std::array<std::vector<std::uint8_t>, kStreams>& scratch) {
+  return encode_streams<0>(src, n, kTableLog, Order0{&table, nullptr}, scratch);
+}
+
+WZ_HOT void decode_order0(const std::array<EncodedStream, kStreams>& streams, unsigned table_log, std::uint8_t* out,
+                          std::size_t n, const DecodeEntry* table) {
+  decode_streams<0>(streams, table_log, out, n, Order0{nullptr, table});
+}
+
 class AnsCoder final : public PlaneCoder {
  public:
   CoderId id() const override { return CoderId::ans; }
@@ -64,7 +74,7 @@ std::size_t AnsCoder::encode(std::span<const std::byte> src_bytes, std::span<std
   dst[0] = kAns;
   dst[1] = kTableLog;
   std::uint8_t* out = dst + 2 + write_freqs(freqs, dst + 2);
-  const auto streams = encode_streams<0>(src, n, kTableLog, Order0{&encode_table_, nullptr}, scratch_);
+  const auto streams = encode_order0(src, n, encode_table_, scratch_);
   return static_cast<std::size_t>(write_streams(streams, out) - dst);
 }
 
@@ -88,7 +98,7 @@ void AnsCoder::decode(std::span<const std::byte> src_bytes, std::span<std::byte>
   decode_table_.resize(std::size_t{1} << table_log);
   build_decode_table(freqs, table_log, decode_table_.data());
   const auto streams = read_streams(in, end);
-  decode_streams<0>(streams, table_log, dst, n, Order0{nullptr, decode_table_.data()});
+  decode_order0(streams, table_log, dst, n, decode_table_.data());
 }
 
 }  // namespace

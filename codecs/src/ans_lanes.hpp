@@ -11,6 +11,10 @@
 #include "ans_streams.hpp"
 #include "huff_tables.hpp"  // WZ_HOT
 
+// The templates below are inlined whole into each coder's WZ_HOT entry point, which compilers
+// clone per target (clang refuses target_clones on templates themselves).
+#define WZ_INLINE inline __attribute__((always_inline))
+
 namespace wirezip::codecs::ans {
 
 constexpr std::size_t kStreams = 4;
@@ -51,7 +55,7 @@ inline void encode_one(EncodeLane& l, const Model& model) {
 // Rounds of four symbols (positions 4g+3 .. 4g: B, A, B, A) for two lanes together. The hot state
 // lives in plain locals and the model is a copy: byte stores cannot alias either.
 template <unsigned kRaw, typename Model>
-WZ_HOT void encode_pair(EncodeLane* lanes, std::size_t rounds, const Model model) {
+WZ_INLINE void encode_pair(EncodeLane* lanes, std::size_t rounds, const Model model) {
   struct Hot {
     const std::uint8_t* src;
     std::size_t first, left;
@@ -92,7 +96,7 @@ WZ_HOT void encode_pair(EncodeLane* lanes, std::size_t rounds, const Model model
 
 // Encodes src[0, n) into four streams written backwards into scratch; all tables of one table_log.
 template <unsigned kRaw, typename Model>
-std::array<EncodedStream, kStreams> encode_streams(const std::uint8_t* src, std::size_t n, unsigned table_log,
+WZ_INLINE std::array<EncodedStream, kStreams> encode_streams(const std::uint8_t* src, std::size_t n, unsigned table_log,
                                                    const Model& model,
                                                    std::array<std::vector<std::uint8_t>, kStreams>& scratch) {
   const auto bounds = stream_bounds(n);
@@ -135,7 +139,7 @@ struct DecodeLane {
 // Rounds of four symbols (A, B, A, B) for two lanes together; the caller has checked that each
 // lane has `rounds` rounds of symbols and 8 readable bytes before each round (4 x 12 bits < 56).
 template <unsigned kRaw, typename Model>
-WZ_HOT void decode_pair(DecodeLane* lanes, std::size_t rounds, const Model model) {
+WZ_INLINE void decode_pair(DecodeLane* lanes, std::size_t rounds, const Model model) {
   struct Hot {
     const std::uint8_t* in;
     std::uint64_t bits;
@@ -183,7 +187,7 @@ WZ_HOT void decode_pair(DecodeLane* lanes, std::size_t rounds, const Model model
 // Decodes exactly n symbols into out. Throws on a stream that does not end exactly where its
 // symbols do, or whose states do not return to where the encoder started.
 template <unsigned kRaw, typename Model>
-void decode_streams(const std::array<EncodedStream, kStreams>& streams, unsigned table_log, std::uint8_t* out,
+WZ_INLINE void decode_streams(const std::array<EncodedStream, kStreams>& streams, unsigned table_log, std::uint8_t* out,
                     std::size_t n, const Model& model) {
   const auto bounds = stream_bounds(n);
   std::array<DecodeLane, kStreams> lanes;

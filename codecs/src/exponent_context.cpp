@@ -48,6 +48,17 @@ struct ByExponent {
   }
 };
 
+WZ_HOT std::array<EncodedStream, kStreams> encode_by_exponent(const std::uint8_t* plane, std::size_t n,
+                                                            const ByExponent& model,
+                                                            std::array<std::vector<std::uint8_t>, kStreams>& scratch) {
+  return encode_streams<kRaw>(plane, n, kTableLog, model, scratch);
+}
+
+WZ_HOT void decode_by_exponent(const std::array<EncodedStream, kStreams>& streams, std::uint8_t* out, std::size_t n,
+                               const ByExponent& model) {
+  decode_streams<kRaw>(streams, kTableLog, out, n, model);
+}
+
 Freqs uniform_freqs() {
   Freqs freqs{};
   std::fill_n(freqs.begin(), kBuckets, static_cast<std::uint16_t>(kTableSize / kBuckets));
@@ -149,7 +160,7 @@ std::size_t ExponentContextCodec::encode_context(const std::uint8_t* exponents, 
     }
   }
   const ByExponent model{exponents, mask_, index.data(), encode_tables_.data(), nullptr};
-  const auto streams = encode_streams<kRaw>(plane, n, kTableLog, model, streams_);
+  const auto streams = encode_by_exponent(plane, n, model, streams_);
   return static_cast<std::size_t>(write_streams(streams, at) - out);
 }
 
@@ -177,8 +188,7 @@ void ExponentContextCodec::decode_context(std::span<const std::byte> coded, cons
     build_decode_table(freqs, kTableLog, decode_tables_.data() + ((j + 1) << kTableLog));
   }
   const ByExponent model{exponents, mask_, index.data(), nullptr, decode_tables_.data()};
-  decode_streams<kRaw>(read_streams(in, end), kTableLog, reinterpret_cast<std::uint8_t*>(plane.data()), plane.size(),
-                       model);
+  decode_by_exponent(read_streams(in, end), reinterpret_cast<std::uint8_t*>(plane.data()), plane.size(), model);
 }
 
 std::size_t ExponentContextCodec::compress(std::span<const std::byte> src, std::span<std::byte> dst) {
