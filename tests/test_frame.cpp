@@ -101,6 +101,19 @@ TEST(Frame, PlaneLayoutIsValidatedAgainstTheWidth) {
   }
 }
 
+TEST(Frame, ChecksumStreamEqualsTheWholeChecksumInAnyPieces) {
+  const auto input = testing::codec_inputs(100000)[0].bytes;
+  ChecksumStream stream;
+  for (std::size_t piece : {1, 7, 256, 4096, 16384, 99999, 100000}) {
+    stream.reset();
+    for (std::size_t at = 0; at < input.size(); at += piece)
+      stream.update(std::span(input).subspan(at, std::min(piece, input.size() - at)));
+    EXPECT_EQ(stream.digest(), frame_checksum(input)) << piece;
+  }
+  stream.reset();
+  EXPECT_EQ(stream.digest(), frame_checksum({}));
+}
+
 TEST(Frame, PeerRejectsCorruptBloscBuffers) {
   const auto input = testing::codec_inputs(8192)[0].bytes;
   auto codec = make_codec("blosc:bitshuffle+lz4");

@@ -1,5 +1,6 @@
 #include "wirezip/codecs/frame.hpp"
 
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t by value, for ChecksumStream
 #include <xxhash.h>
 #if defined(__x86_64__) && __has_include(<xxh_x86dispatch.h>)
 #include <immintrin.h>
@@ -104,5 +105,21 @@ std::uint64_t frame_checksum(std::span<const std::byte> bytes) {
   clear_upper_vector_state();
   return hash;
 }
+
+struct ChecksumStream::State {
+  XXH3_state_t xxh;
+};
+
+ChecksumStream::ChecksumStream() : state_(std::make_unique<State>()) { reset(); }
+ChecksumStream::~ChecksumStream() = default;
+
+void ChecksumStream::reset() { XXH3_64bits_reset(&state_->xxh); }
+
+void ChecksumStream::update(std::span<const std::byte> bytes) {
+  XXH3_64bits_update(&state_->xxh, bytes.data(), bytes.size());
+  clear_upper_vector_state();
+}
+
+std::uint64_t ChecksumStream::digest() { return XXH3_64bits_digest(&state_->xxh); }
 
 }  // namespace wirezip::codecs

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codec_factories.hpp"
+#include "fused_passes.hpp"
 #include "plane_coder.hpp"
 #include "plane_layout.hpp"
 #include "wirezip/codecs/bytegroup.hpp"
@@ -42,12 +43,19 @@ class FramedCodec final : public Codec {
   CoderId coder_id() const { return coder_ ? coder_->id() : CoderId::raw; }
   // Codes one plane at `out` (capacity checked by the caller); stores it raw when coding does not pay.
   PlaneEntry put_plane(std::span<const std::byte> plane, std::byte* out);
+  // Splits src into planes and returns src's checksum: one fused pass (fused_passes.hpp).
+  std::uint64_t split_hashed(std::span<const std::byte> src, std::span<std::byte* const> planes) {
+    hash_.reset();
+    split_and_hash(layout_, src, width_, planes, hash_);
+    return hash_.digest();
+  }
 
   std::string spec_;
   std::size_t width_;
   PlaneLayout layout_;  // byte planes or the exponent split
   std::unique_ptr<PlaneCoder> coder_;  // null: planes are stored raw
   std::vector<std::byte> scratch_;     // split planes (compress) or decoded planes (decompress)
+  ChecksumStream hash_;
 };
 
 PlaneEntry FramedCodec::put_plane(std::span<const std::byte> plane, std::byte* out) {
@@ -67,8 +75,9 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
   if (plane > std::numeric_limits<std::uint32_t>::max())
     fail("{}: {} bytes is too large for one frame (split it into chunks)", spec_, src.size());
 
+  // Width 1 (memcpy, the ceiling, and whole-chunk coders) hashes, then copies or codes, as it always has.
   FrameHeader header{.coder = coder_id(), .element_width = static_cast<std::uint8_t>(width_), .layout = layout_,
-                     .original_size = src.size(), .checksum = frame_checksum(src)};
+                     .original_size = src.size(), .checksum = width_ == 1 ? frame_checksum(src) : 0};
   std::byte* out = dst.data() + header.encoded_size();
   if (!coder_) {
     // Raw planes go straight into the frame: one pass, the cost of byte grouping alone.
@@ -77,7 +86,8 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
       planes[k] = out + k * plane;
       header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
     }
-    split_layout(layout_, src, width_, {planes.data(), width_});
+    if (width_ == 1) split_layout(layout_, src, width_, {planes.data(), width_});
+    if (width_ > 1) header.checksum = split_hashed(src, {planes.data(), width_});
     out += width_ * plane;
   } else {
     const std::byte* planes_base = src.data();
@@ -85,7 +95,7 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
       scratch_.resize(width_ * plane);
       std::array<std::byte*, kMaxElementWidth> planes{};
       for (std::size_t k = 0; k < width_; ++k) planes[k] = scratch_.data() + k * plane;
-      split_layout(layout_, src, width_, {planes.data(), width_});
+      header.checksum = split_hashed(src, {planes.data(), width_});
       planes_base = scratch_.data();
     }
     for (std::size_t k = 0; k < width_; ++k) {
@@ -129,11 +139,15 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
     }
     in += entry.stored_size;
   }
-  if (width_ > 1) merge_layout(layout_, {planes.data(), width_}, width_, whole);
+  if (width_ > 1) {
+    hash_.reset();
+    merge_and_hash(layout_, {planes.data(), width_}, width_, whole, hash_);  // each block hashed while hot
+  }
   std::copy_n(in, header.tail_size(), dst.data() + whole.size());
 
   std::span<const std::byte> restored = dst.first(header.original_size);
-  if (frame_checksum(restored) != header.checksum)
+  if (width_ > 1) hash_.update(restored.subspan(whole.size()));
+  if ((width_ > 1 ? hash_.digest() : frame_checksum(restored)) != header.checksum)
     fail("corrupt frame: checksum of the restored {} bytes does not match", header.original_size);
   return header.original_size;
 }

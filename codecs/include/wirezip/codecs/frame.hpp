@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 namespace wirezip::codecs {
@@ -57,5 +58,23 @@ FrameHeader read_frame_header(std::span<const std::byte> frame);
 
 // XXH3-64 of the bytes: the frame checksum.
 std::uint64_t frame_checksum(std::span<const std::byte> bytes);
+
+// The same checksum over bytes given in pieces, in order: lets a codec hash each block of a chunk
+// while the block is in cache instead of reading the chunk again. Made once, reset per frame.
+class ChecksumStream {
+ public:
+  ChecksumStream();
+  ~ChecksumStream();
+  ChecksumStream(const ChecksumStream&) = delete;
+  ChecksumStream& operator=(const ChecksumStream&) = delete;
+
+  void reset();
+  void update(std::span<const std::byte> bytes);
+  std::uint64_t digest();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace wirezip::codecs

@@ -1,0 +1,24 @@
+#pragma once
+// Internal: the passes of a framed codec over a chunk, fused into cache-sized blocks. Hashing a
+// chunk and splitting it were two passes over the input; merging planes and hashing the result
+// were two over the output. Here each block is split (or merged) and hashed while it sits in L1,
+// so the chunk crosses the memory hierarchy once each way (docs/METRICS.md: memory_passes).
+#include <span>
+
+#include "plane_layout.hpp"
+
+namespace wirezip::codecs {
+
+// Bytes of original data per block: with its planes it stays within a 48 KiB L1 data cache.
+inline constexpr std::size_t kFusedBlockBytes = 16 << 10;
+
+// split_layout of src's whole elements into planes, block by block, hashing all of src (tail
+// included) into `hash`, which the caller has reset.
+void split_and_hash(PlaneLayout layout, std::span<const std::byte> src, std::size_t width,
+                    std::span<std::byte* const> planes, ChecksumStream& hash);
+// merge_layout into the first (dst.size() / width) * width bytes of dst, block by block, hashing
+// each merged block into `hash` (reset by the caller; the tail is the caller's to add).
+void merge_and_hash(PlaneLayout layout, std::span<const std::byte* const> planes, std::size_t width,
+                    std::span<std::byte> dst, ChecksumStream& hash);
+
+}  // namespace wirezip::codecs
