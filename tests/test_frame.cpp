@@ -89,6 +89,30 @@ TEST(Frame, HeaderFieldsAreValidated) {
   EXPECT_THROW(codec->decompress(compress(*exponent, input), out), Error);
 }
 
+TEST(Frame, RawPlanesComeFirstAndVersionOneIsRefused) {
+  const auto input = testing::codec_inputs(64 << 10)[0].bytes;  // weights
+  auto codec = make_codec("bytegroup:split=exponent+huff");
+  auto frame = compress(*codec, input);
+  const FrameHeader header = read_frame_header(frame);
+  ASSERT_EQ(header.planes[0].mode, PlaneMode::coded);  // the exponents
+  ASSERT_EQ(header.planes[1].mode, PlaneMode::raw);    // sign and mantissa: near-random
+  const auto offsets = plane_offsets(header);
+  EXPECT_EQ(offsets[1], header.encoded_size());
+  EXPECT_EQ(offsets[0], header.encoded_size() + header.planes[1].stored_size);
+  // The raw plane is the sign/mantissa plane itself, where version 2 puts it.
+  for (std::size_t i = 0; i < input.size() / 2; ++i) {
+    const unsigned high = static_cast<unsigned>(input[2 * i + 1]), low = static_cast<unsigned>(input[2 * i]);
+    ASSERT_EQ(static_cast<unsigned>(frame[offsets[1] + i]), (high & 0x80) | (low & 0x7f)) << i;
+  }
+  frame[4] = std::byte{1};
+  try {
+    read_frame_header(frame);
+    ADD_FAILURE() << "read a version 1 frame";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("version 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Frame, PlaneLayoutIsValidatedAgainstTheWidth) {
   const auto input = testing::codec_inputs(4096)[0].bytes;
   auto codec = make_codec("bytegroup:split=exponent:format=fp16+huff");

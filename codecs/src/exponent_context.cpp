@@ -96,6 +96,7 @@ class ExponentContextCodec final : public Codec {
   std::uint8_t mask_;
   std::unique_ptr<PlaneCoder> ans_;
   std::vector<std::byte> scratch_;  // split planes (compress) or decoded planes (decompress)
+  std::vector<std::byte> staging_;  // planes in plane order, before they take frame order
   std::array<std::vector<std::uint8_t>, kStreams> streams_;
   std::vector<std::array<std::uint32_t, kBuckets>> counts_ = std::vector<std::array<std::uint32_t, kBuckets>>(256);
   std::vector<EncodeTable> encode_tables_;
@@ -219,6 +220,15 @@ std::size_t ExponentContextCodec::compress(std::span<const std::byte> src, std::
     }
     out += header.planes[k].stored_size;
   }
+  // Planes were written in plane order; the frame keeps raw planes first (frame.hpp).
+  std::byte* const body = dst.data() + header.encoded_size();
+  staging_.assign(body, out);
+  const auto offsets = plane_offsets(header);
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < width_; ++k) {
+    std::copy_n(staging_.data() + at, header.planes[k].stored_size, dst.data() + offsets[k]);
+    at += header.planes[k].stored_size;
+  }
   std::copy_n(src.data() + width_ * plane, header.tail_size(), out);
   out += header.tail_size();
   write_frame_header(header, dst);
@@ -235,9 +245,10 @@ std::size_t ExponentContextCodec::decompress(std::span<const std::byte> src, std
   const std::size_t plane = header.plane_size();
   scratch_.resize(width_ * plane);
   std::array<const std::byte*, 4> planes{};
-  const std::byte* in = src.data() + header.encoded_size();
+  const auto offsets = plane_offsets(header);
   for (std::size_t k = 0; k < width_; ++k) {
     const PlaneEntry& entry = header.planes[k];
+    const std::byte* in = src.data() + offsets[k];
     std::span<const std::byte> stored(in, entry.stored_size);
     std::span<std::byte> target = std::span(scratch_).subspan(k * plane, plane);
     planes[k] = entry.mode == PlaneMode::raw ? in : target.data();
@@ -246,10 +257,9 @@ std::size_t ExponentContextCodec::decompress(std::span<const std::byte> src, std
       decode_context(stored, reinterpret_cast<const std::uint8_t*>(planes[0]), target);
     else if (entry.mode == PlaneMode::coded)
       ans_->decode(stored, target);
-    in += entry.stored_size;
   }
   merge_exponent({planes.data(), width_}, format_, dst.first(width_ * plane));
-  std::copy_n(in, header.tail_size(), dst.data() + width_ * plane);
+  std::copy_n(src.data() + src.size() - header.tail_size(), header.tail_size(), dst.data() + width_ * plane);
   if (frame_checksum(dst.first(header.original_size)) != header.checksum)
     fail("corrupt frame: checksum of the restored {} bytes does not match", header.original_size);
   return header.original_size;

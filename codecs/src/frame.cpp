@@ -17,7 +17,7 @@ namespace wirezip::codecs {
 namespace {
 
 constexpr std::array<std::byte, 4> kMagic{std::byte{'W'}, std::byte{'Z'}, std::byte{'F'}, std::byte{'1'}};
-constexpr std::uint8_t kVersion = 1;
+constexpr std::uint8_t kVersion = 2;
 
 #if WIREZIP_XXH_DISPATCH
 // libxxhash's dispatched AVX-512 path returns with the upper vector state dirty (no vzeroupper),
@@ -63,8 +63,11 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
     fail("corrupt frame: {} bytes is shorter than the smallest header ({})", frame.size(),
          FrameHeader::header_size(1));
   if (std::memcmp(frame.data(), kMagic.data(), kMagic.size()) != 0) fail("corrupt frame: bad magic");
-  if (auto version = load_le<std::uint8_t>(frame, 4); version != kVersion)
-    fail("corrupt frame: version {} (this build reads {})", version, kVersion);
+  const auto version = load_le<std::uint8_t>(frame, 4);
+  if (version == 1)
+    fail("frame version 1 is from a wirezip before issue 12 (planes stored in plane order); this build reads "
+         "version {} only: compress the data again with this build", kVersion);
+  if (version != kVersion) fail("corrupt frame: version {} (this build reads {})", version, kVersion);
   FrameHeader header;
   auto coder = load_le<std::uint8_t>(frame, 5);
   if (coder > static_cast<std::uint8_t>(CoderId::igzip) && coder != static_cast<std::uint8_t>(CoderId::ans))
@@ -98,6 +101,18 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
     fail("{} frame: header describes {} bytes, frame has {}", total > frame.size() ? "truncated" : "corrupt",
          total, frame.size());
   return header;
+}
+
+std::array<std::size_t, kMaxElementWidth> plane_offsets(const FrameHeader& header) {
+  std::array<std::size_t, kMaxElementWidth> offsets{};
+  std::size_t at = header.encoded_size();
+  for (PlaneMode mode : {PlaneMode::raw, PlaneMode::coded})
+    for (std::size_t k = 0; k < header.element_width; ++k)
+      if (header.planes[k].mode == mode) {
+        offsets[k] = at;
+        at += header.planes[k].stored_size;
+      }
+  return offsets;
 }
 
 std::uint64_t frame_checksum(std::span<const std::byte> bytes) {

@@ -55,6 +55,7 @@ class FramedCodec final : public Codec {
   PlaneLayout layout_;  // byte planes or the exponent split
   std::unique_ptr<PlaneCoder> coder_;  // null: planes are stored raw
   std::vector<std::byte> scratch_;     // split planes (compress) or decoded planes (decompress)
+  std::vector<std::byte> probe_;       // samples of each plane, to choose raw planes before the split
   ChecksumStream hash_;
 };
 
@@ -89,18 +90,39 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
     if (width_ == 1) split_layout(layout_, src, width_, {planes.data(), width_});
     if (width_ > 1) header.checksum = split_hashed(src, {planes.data(), width_});
     out += width_ * plane;
+  } else if (width_ == 1) {
+    header.planes[0] = put_plane(src.first(plane), out);
+    out += header.planes[0].stored_size;
   } else {
-    const std::byte* planes_base = src.data();
-    if (width_ > 1) {
-      scratch_.resize(width_ * plane);
-      std::array<std::byte*, kMaxElementWidth> planes{};
-      for (std::size_t k = 0; k < width_; ++k) planes[k] = scratch_.data() + k * plane;
-      header.checksum = split_hashed(src, {planes.data(), width_});
-      planes_base = scratch_.data();
-    }
+    // A plane the probe finds near-random is stored raw, and raw planes come first in the frame
+    // (frame.hpp), so the split writes it straight into its place; the others go to scratch and
+    // are coded after the raw ones.
+    const std::uint32_t raw = incompressible_planes(layout_, src, width_, probe_);
+    scratch_.resize(width_ * plane);
+    std::array<std::byte*, kMaxElementWidth> planes{};
     for (std::size_t k = 0; k < width_; ++k) {
-      header.planes[k] = put_plane({planes_base + k * plane, plane}, out);
-      out += header.planes[k].stored_size;
+      planes[k] = raw >> k & 1 ? out : scratch_.data() + k * plane;
+      if (raw >> k & 1) {
+        header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
+        out += plane;
+      }
+    }
+    header.checksum = split_hashed(src, {planes.data(), width_});
+    std::byte* raw_end = out;
+    for (std::size_t k = 0; k < width_; ++k) {
+      if (raw >> k & 1) continue;
+      const std::size_t size = coder_->encode({planes[k], plane}, {out, coder_->bound(plane)});
+      if (size < plane) {
+        header.planes[k] = {PlaneMode::coded, static_cast<std::uint32_t>(size)};
+        out += size;
+        continue;
+      }
+      // Coding did not pay after all: the plane joins the raw ones, before the coded planes so far.
+      std::memmove(raw_end + plane, raw_end, static_cast<std::size_t>(out - raw_end));
+      std::copy_n(planes[k], plane, raw_end);
+      raw_end += plane;
+      out += plane;
+      header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
     }
   }
   std::copy_n(src.data() + width_ * plane, header.tail_size(), out);
@@ -122,11 +144,12 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
   const std::size_t plane = header.plane_size();
   std::span<std::byte> whole = dst.first(width_ * plane);
 
-  const std::byte* in = src.data() + header.encoded_size();
+  const auto offsets = plane_offsets(header);
   std::array<const std::byte*, kMaxElementWidth> planes{};
   if (width_ > 1) scratch_.resize(width_ * plane);
   for (std::size_t k = 0; k < width_; ++k) {
     const PlaneEntry& entry = header.planes[k];
+    const std::byte* in = src.data() + offsets[k];
     // With one plane, decode straight into the destination; otherwise into scratch, then merge.
     std::span<std::byte> target = width_ == 1 ? whole : std::span(scratch_).subspan(k * plane, plane);
     if (entry.mode == PlaneMode::coded) {
@@ -137,13 +160,13 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
     } else {
       planes[k] = in;  // raw planes merge straight from the frame
     }
-    in += entry.stored_size;
   }
+  const std::byte* tail = src.data() + src.size() - header.tail_size();  // read_frame_header checked the sizes
   if (width_ > 1) {
     hash_.reset();
     merge_and_hash(layout_, {planes.data(), width_}, width_, whole, hash_);  // each block hashed while hot
   }
-  std::copy_n(in, header.tail_size(), dst.data() + whole.size());
+  std::copy_n(tail, header.tail_size(), dst.data() + whole.size());
 
   std::span<const std::byte> restored = dst.first(header.original_size);
   if (width_ > 1) hash_.update(restored.subspan(whole.size()));

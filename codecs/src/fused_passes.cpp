@@ -3,7 +3,27 @@
 #include <algorithm>
 #include <array>
 
+#include "wirezip/codecs/entropy.hpp"
+
 namespace wirezip::codecs {
+
+std::uint32_t incompressible_planes(PlaneLayout layout, std::span<const std::byte> src, std::size_t width,
+                                    std::vector<std::byte>& probe) {
+  constexpr std::size_t kSlices = 32, kSlice = 256;
+  const std::size_t elements = src.size() / width;
+  if (elements < 4096) return 0;
+  const std::size_t step = elements / kSlices, slice = std::min(kSlice, step), sample = kSlices * slice;
+  probe.resize(width * sample);
+  std::array<std::byte*, kMaxElementWidth> at{};
+  for (std::size_t s = 0; s < kSlices; ++s) {
+    for (std::size_t k = 0; k < width; ++k) at[k] = probe.data() + k * sample + s * slice;
+    split_layout(layout, src.subspan(s * step * width, slice * width), width, {at.data(), width});
+  }
+  std::uint32_t raw = 0;
+  for (std::size_t k = 0; k < width; ++k)
+    if (order0_entropy_bits(std::span(probe).subspan(k * sample, sample)) >= 7.9) raw |= 1u << k;
+  return raw;
+}
 
 void split_and_hash(PlaneLayout layout, std::span<const std::byte> src, std::size_t width,
                     std::span<std::byte* const> planes, ChecksumStream& hash) {

@@ -4,6 +4,7 @@
 // were two over the output. Here each block is split (or merged) and hashed while it sits in L1,
 // so the chunk crosses the memory hierarchy once each way (docs/METRICS.md: memory_passes).
 #include <span>
+#include <vector>
 
 #include "plane_layout.hpp"
 
@@ -11,6 +12,12 @@ namespace wirezip::codecs {
 
 // Bytes of original data per block: with its planes it stays within a 48 KiB L1 data cache.
 inline constexpr std::size_t kFusedBlockBytes = 16 << 10;
+
+// Bit k set: plane k looks near-random (order-0 entropy >= 7.9 bits/byte in a sample, as
+// looks_incompressible in entropy.hpp) and is best stored raw. The sample is 32 slices of 256
+// elements spread over src, split into `probe`; planes under 4096 bytes are always worth a try.
+std::uint32_t incompressible_planes(PlaneLayout layout, std::span<const std::byte> src, std::size_t width,
+                                    std::vector<std::byte>& probe);
 
 // split_layout of src's whole elements into planes, block by block, hashing all of src (tail
 // included) into `hash`, which the caller has reset.

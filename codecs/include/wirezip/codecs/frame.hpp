@@ -3,14 +3,18 @@
 //
 //   offset  size  field
 //   0       4     magic "WZF1"
-//   4       1     version (1)
+//   4       1     version (2)
 //   5       1     coder id (what coded planes were coded with; see CoderId)
 //   6       1     element width w (1 = no byte grouping)
 //   7       1     plane layout (see PlaneLayout: 0 byte planes, 1-3 the exponent split)
 //   8       8     original length n
 //   16      8     XXH3-64 of the original
 //   24      5*w   per plane: mode (0 raw, 1 coded), stored size (u32)
-//   then the w planes back to back, then the n % w tail bytes raw.
+//   then the w planes back to back, the raw ones first (in plane order), then the coded ones (in
+//   plane order), then the n % w tail bytes raw.
+// Raw planes first (version 2) lets a compressor split a plane it stores raw straight into its
+// place in the frame: in version 1 a coded plane before it left that place unknown until coded,
+// and the plane was copied once more. Version 1 frames are refused with a message that says so.
 //
 // With layout 0, plane k holds byte k of each of the n / w whole elements; with layouts 1-3, the
 // planes of the exponent split (exponent_split.hpp) of bf16, fp16 or fp32 elements.
@@ -55,6 +59,9 @@ void write_frame_header(const FrameHeader& header, std::span<std::byte> dst);
 // Parses and validates a header against the whole frame: magic, version, width, layout, plane modes,
 // and that planes + tail exactly fill the frame. Throws wirezip::Error naming what is wrong.
 FrameHeader read_frame_header(std::span<const std::byte> frame);
+
+// Where each plane's stored bytes start in the frame (raw planes first, then coded ones).
+std::array<std::size_t, kMaxElementWidth> plane_offsets(const FrameHeader& header);
 
 // XXH3-64 of the bytes: the frame checksum.
 std::uint64_t frame_checksum(std::span<const std::byte> bytes);
