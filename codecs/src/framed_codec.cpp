@@ -108,7 +108,6 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
       }
     }
     header.checksum = split_hashed(src, {planes.data(), width_});
-    std::byte* raw_end = out;
     for (std::size_t k = 0; k < width_; ++k) {
       if (raw >> k & 1) continue;
       const std::size_t size = coder_->encode({planes[k], plane}, {out, coder_->bound(plane)});
@@ -117,10 +116,13 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
         out += size;
         continue;
       }
-      // Coding did not pay after all: the plane joins the raw ones, before the coded planes so far.
-      std::memmove(raw_end + plane, raw_end, static_cast<std::size_t>(out - raw_end));
-      std::copy_n(planes[k], plane, raw_end);
-      raw_end += plane;
+      // Coding did not pay after all: the plane joins the raw ones in plane order, after those of
+      // lower index (every plane before k is settled) and before the rest of what is written.
+      std::byte* at = dst.data() + header.encoded_size();
+      for (std::size_t j = 0; j < k; ++j)
+        if (header.planes[j].mode == PlaneMode::raw) at += plane;
+      std::memmove(at + plane, at, static_cast<std::size_t>(out - at));
+      std::copy_n(planes[k], plane, at);
       out += plane;
       header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
     }
