@@ -20,6 +20,7 @@
 
 #include "ans_model.hpp"
 #include "codec_factories.hpp"
+#include "fused_passes.hpp"
 #include "plane_layout.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/util/error.hpp"
@@ -97,6 +98,7 @@ class ExponentContextCodec final : public Codec {
   std::unique_ptr<PlaneCoder> ans_;
   std::vector<std::byte> scratch_;  // split planes (compress) or decoded planes (decompress)
   std::vector<std::byte> staging_;  // planes in plane order, before they take frame order
+  ChecksumStream hash_;
   std::array<std::vector<std::uint8_t>, kStreams> streams_;
   std::vector<std::array<std::uint32_t, kBuckets>> counts_ = std::vector<std::array<std::uint32_t, kBuckets>>(256);
   std::vector<EncodeTable> encode_tables_;
@@ -200,11 +202,13 @@ std::size_t ExponentContextCodec::compress(std::span<const std::byte> src, std::
   if (plane > std::numeric_limits<std::uint32_t>::max())
     fail("{}: {} bytes is too large for one frame (split it into chunks)", spec_, src.size());
   FrameHeader header{.coder = CoderId::ans, .element_width = static_cast<std::uint8_t>(width_),
-                     .layout = exponent_layout(format_), .original_size = src.size(), .checksum = frame_checksum(src)};
+                     .layout = exponent_layout(format_), .original_size = src.size()};
   scratch_.resize(width_ * plane);
   std::array<std::byte*, 4> planes{};
   for (std::size_t k = 0; k < width_; ++k) planes[k] = scratch_.data() + k * plane;
-  split_exponent(src, format_, {planes.data(), width_});
+  hash_.reset();
+  split_and_hash(header.layout, src, width_, {planes.data(), width_}, hash_);
+  header.checksum = hash_.digest();
 
   std::byte* out = dst.data() + header.encoded_size();
   for (std::size_t k = 0; k < width_; ++k) {
@@ -258,9 +262,11 @@ std::size_t ExponentContextCodec::decompress(std::span<const std::byte> src, std
     else if (entry.mode == PlaneMode::coded)
       ans_->decode(stored, target);
   }
-  merge_exponent({planes.data(), width_}, format_, dst.first(width_ * plane));
+  hash_.reset();
+  merge_and_hash(header.layout, {planes.data(), width_}, width_, dst.first(width_ * plane), hash_);
   std::copy_n(src.data() + src.size() - header.tail_size(), header.tail_size(), dst.data() + width_ * plane);
-  if (frame_checksum(dst.first(header.original_size)) != header.checksum)
+  hash_.update(dst.subspan(width_ * plane, header.tail_size()));
+  if (hash_.digest() != header.checksum)
     fail("corrupt frame: checksum of the restored {} bytes does not match", header.original_size);
   return header.original_size;
 }
