@@ -2,10 +2,13 @@
 // Internal: a plane of symbols as four tANS streams (ans_streams.hpp), for any model that says
 // which table codes symbol i: one table (ans.cpp), or one per exponent (exponent_context.cpp).
 // Stream s codes symbols [s*q, (s+1)*q), q = n/4; the last takes the rest; in each stream, even
-// positions use state A and odd ones state B. The hot loops take two streams at a time, so the
-// four states, two bit buffers and pointers stay in registers (perf showed arrays of states
-// spilled to the stack costing 2x), and check bounds once per batch of rounds, not per symbol.
+// positions use state A and odd ones state B. The hot loops advance all four streams together
+// (eight independent lookups: decoding measured 25% faster than two streams at a time), keep each
+// stream's state in plain locals (arrays of states spilled to the stack cost 2x), and check
+// bounds once per batch of rounds, not per symbol.
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <vector>
 
 #include "ans_streams.hpp"
@@ -52,10 +55,10 @@ inline void encode_one(EncodeLane& l, const Model& model) {
   encode_symbol(i & 1 ? l.b : l.a, static_cast<std::uint8_t>(l.src[i] >> kRaw), model.encode(l.first + i), l.out);
 }
 
-// Rounds of four symbols (positions 4g+3 .. 4g: B, A, B, A) for two lanes together. The hot state
+// Rounds of four symbols (positions 4g+3 .. 4g: B, A, B, A) for the four lanes together. The hot state
 // lives in plain locals and the model is a copy: byte stores cannot alias either.
 template <unsigned kRaw, typename Model>
-WZ_INLINE void encode_pair(EncodeLane* lanes, std::size_t rounds, const Model model) {
+WZ_INLINE void encode_rounds(EncodeLane* lanes, std::size_t rounds, const Model model) {
   struct Hot {
     const std::uint8_t* src;
     std::size_t first, left;
@@ -87,11 +90,12 @@ WZ_INLINE void encode_pair(EncodeLane* lanes, std::size_t rounds, const Model mo
     h.end -= h.count >> 3;
     h.count &= 7;
   };
-  for (std::size_t r = 0; r < rounds; ++r) round(x), round(y);
+  Hot z = load(lanes[2]), w = load(lanes[3]);
+  for (std::size_t r = 0; r < rounds; ++r) round(x), round(y), round(z), round(w);
   auto save = [](EncodeLane& l, const Hot& h) {
     l.left = h.left, l.out.end = h.end, l.out.bits = h.bits, l.out.count = h.count, l.a = h.a, l.b = h.b;
   };
-  save(lanes[0], x), save(lanes[1], y);
+  save(lanes[0], x), save(lanes[1], y), save(lanes[2], z), save(lanes[3], w);
 }
 
 // Encodes src[0, n) into four streams written backwards into scratch; all tables of one table_log.
@@ -109,10 +113,9 @@ WZ_INLINE std::array<EncodedStream, kStreams> encode_streams(const std::uint8_t*
     while (lanes[s].left % 4) encode_one<kRaw>(lanes[s], model);  // the top, so whole rounds remain
     lanes[s].out.flush();
   }
-  for (std::size_t s = 0; s < kStreams; s += 2) {
-    const std::size_t common = std::min(lanes[s].left, lanes[s + 1].left) / 4;
-    encode_pair<kRaw>(&lanes[s], common, model);
-  }
+  std::size_t common = lanes[0].left;
+  for (const EncodeLane& l : lanes) common = std::min(common, l.left);
+  encode_rounds<kRaw>(lanes.data(), common / 4, model);
   std::array<EncodedStream, kStreams> streams;
   for (std::size_t s = 0; s < kStreams; ++s) {
     EncodeLane& l = lanes[s];
@@ -136,10 +139,10 @@ struct DecodeLane {
   std::size_t position;  // plane index of *out
 };
 
-// Rounds of four symbols (A, B, A, B) for two lanes together; the caller has checked that each
+// Rounds of four symbols (A, B, A, B) for the four lanes together; the caller has checked that each
 // lane has `rounds` rounds of symbols and 8 readable bytes before each round (4 x 12 bits < 56).
 template <unsigned kRaw, typename Model>
-WZ_INLINE void decode_pair(DecodeLane* lanes, std::size_t rounds, const Model model) {
+WZ_INLINE void decode_rounds(DecodeLane* lanes, std::size_t rounds, const Model model) {
   struct Hot {
     const std::uint8_t* in;
     std::uint64_t bits;
@@ -176,12 +179,13 @@ WZ_INLINE void decode_pair(DecodeLane* lanes, std::size_t rounds, const Model mo
     step(h, h.a, 0), step(h, h.b, 1), step(h, h.a, 2), step(h, h.b, 3);
     h.out += 4, h.position += 4;
   };
-  for (std::size_t r = 0; r < rounds; ++r) round(x), round(y);
+  Hot z = load(lanes[2]), w = load(lanes[3]);
+  for (std::size_t r = 0; r < rounds; ++r) round(x), round(y), round(z), round(w);
   auto save = [rounds](DecodeLane& l, const Hot& h) {
     l.in.in = h.in, l.in.bits = h.bits, l.in.count = h.count, l.out = h.out, l.position = h.position;
     l.a = h.a, l.b = h.b, l.left -= 4 * rounds;
   };
-  save(lanes[0], x), save(lanes[1], y);
+  save(lanes[0], x), save(lanes[1], y), save(lanes[2], z), save(lanes[3], w);
 }
 
 // Decodes exactly n symbols into out. Throws on a stream that does not end exactly where its
@@ -203,16 +207,14 @@ WZ_INLINE void decode_streams(const std::array<EncodedStream, kStreams>& streams
     l.b = l.in.take(table_log);
   }
   // A round reads at most 6 bytes: batches of rounds that stay 8 bytes short of each stream's end.
-  for (std::size_t s = 0; s < kStreams; s += 2) {
-    while (true) {
-      std::size_t rounds = std::min(lanes[s].left, lanes[s + 1].left) / 4;
-      for (std::size_t k = s; k < s + 2; ++k) {
-        const std::ptrdiff_t room = lanes[k].in.in_end - lanes[k].in.in - 8;
-        rounds = std::min<std::size_t>(rounds, room > 0 ? static_cast<std::size_t>(room) / 6 : 0);
-      }
-      if (rounds < 16) break;
-      decode_pair<kRaw>(&lanes[s], rounds, model);
+  while (true) {
+    std::size_t rounds = std::numeric_limits<std::size_t>::max();
+    for (const DecodeLane& l : lanes) {
+      const std::ptrdiff_t room = l.in.in_end - l.in.in - 8;
+      rounds = std::min({rounds, l.left / 4, room > 0 ? static_cast<std::size_t>(room) / 6 : std::size_t{0}});
     }
+    if (rounds < 16) break;
+    decode_rounds<kRaw>(lanes.data(), rounds, model);
   }
   for (std::size_t s = 0; s < kStreams; ++s) {
     DecodeLane& l = lanes[s];
