@@ -1,7 +1,7 @@
 // wirezip's order-0 tANS coder (`ans`): near the order-0 bound where Huffman's whole bits are not
-// (ans_tables.hpp says why), at a table lookup per symbol. Counts come from a sample of the plane,
-// as for huff (huff_tables.hpp: estimate_counts); every byte value inside the plane's range gets a
-// frequency, so every symbol present has one.
+// (ans_tables.hpp says why), at a table lookup per symbol. Counts come from a sample of the plane
+// (ans_model.hpp: plane_counts); every byte value inside the plane's range gets a frequency, so
+// every symbol present has one.
 //
 // Coded plane: format byte | table log | 32-byte bitmap of the symbols with a frequency | u16 LE
 // frequency of each, in symbol order | per stream a pad byte | sizes of streams 0-2 (u32 LE) |
@@ -27,12 +27,12 @@ struct Order0 {
 };
 enum Format : std::uint8_t { kEmpty = 0, kSingleSymbol = 1, kAns = 2, kExponentContext = 3 };  // 3: exponent_context.cpp
 
-WZ_HOT std::array<EncodedStream, kStreams> encode_order0(const std::uint8_t* src, std::size_t n, const EncodeTable& table,
+WZ_ANS_HOT std::array<EncodedStream, kStreams> encode_order0(const std::uint8_t* src, std::size_t n, const EncodeTable& table,
                                                        std::array<std::vector<std::uint8_t>, kStreams>& scratch) {
   return encode_streams<0>(src, n, kTableLog, Order0{&table, nullptr}, scratch);
 }
 
-WZ_HOT void decode_order0(const std::array<EncodedStream, kStreams>& streams, unsigned table_log, std::uint8_t* out,
+WZ_ANS_HOT void decode_order0(const std::array<EncodedStream, kStreams>& streams, unsigned table_log, std::uint8_t* out,
                           std::size_t n, const DecodeEntry* table) {
   decode_streams<0>(streams, table_log, out, n, Order0{nullptr, table});
 }
@@ -60,15 +60,12 @@ std::size_t AnsCoder::encode(std::span<const std::byte> src_bytes, std::span<std
     dst[0] = kEmpty;
     return 1;
   }
-  const huff::ByteRange range = huff::byte_range(src, n);
-  if (range.low == range.high) {
+  Counts counts;
+  if (!plane_counts(src, n, counts)) {
     dst[0] = kSingleSymbol;
     dst[1] = src[0];
     return 2;
   }
-  const huff::Counts sampled = huff::estimate_counts(src, n, range);
-  Counts counts;
-  std::copy(sampled.begin(), sampled.end(), counts.begin());
   const Freqs freqs = normalize(counts, kTableLog);
   build_encode_table(freqs, kTableLog, encode_table_);
   dst[0] = kAns;

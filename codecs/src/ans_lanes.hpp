@@ -12,10 +12,15 @@
 #include <vector>
 
 #include "ans_streams.hpp"
-#include "huff_tables.hpp"  // WZ_HOT
 
-// The templates below are inlined whole into each coder's WZ_HOT entry point, which compilers
-// clone per target (clang refuses target_clones on templates themselves).
+// Each coder's entry points are cloned per target: AVX2 and BMI2's flag-free shifts pay in these
+// loops, the default clone runs on any x86-64. The templates below are inlined whole into those
+// entry points (clang refuses target_clones on templates themselves).
+#if defined(__x86_64__)
+#define WZ_ANS_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define WZ_ANS_HOT
+#endif
 #define WZ_INLINE inline __attribute__((always_inline))
 
 namespace wirezip::codecs::ans {

@@ -1,6 +1,8 @@
 #include "ans_model.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "wirezip/util/error.hpp"
 
@@ -14,7 +16,36 @@ void store32(std::uint8_t* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
+// Smallest and largest byte: one pass the compiler vectorises.
+WZ_ANS_HOT std::pair<std::uint8_t, std::uint8_t> byte_bounds(const std::uint8_t* src, std::size_t n) {
+  std::uint8_t low = 0xff, high = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    low = std::min(low, src[i]);
+    high = std::max(high, src[i]);
+  }
+  return {low, high};
+}
+
 }  // namespace
+
+bool plane_counts(const std::uint8_t* src, std::size_t n, Counts& counts) {
+  const auto [low, high] = byte_bounds(src, n);
+  if (low == high) return false;
+  constexpr std::size_t kExactBelow = 64 << 10, kBlock = 256, kEvery = 1024;
+  const std::size_t block = n < kExactBelow ? n : kBlock, every = n < kExactBelow ? n : kEvery;
+  std::array<Counts, 4> sub{};  // four sub-histograms: runs of one symbol do not serialise on one counter
+  for (std::size_t start = 0; start < n; start += every) {
+    const std::size_t end = std::min(n, start + block);
+    std::size_t i = start;
+    for (; i + 4 <= end; i += 4) ++sub[0][src[i]], ++sub[1][src[i + 1]], ++sub[2][src[i + 2]], ++sub[3][src[i + 3]];
+    for (; i < end; ++i) ++sub[0][src[i]];
+  }
+  for (unsigned s = 0; s < 256; ++s) {
+    counts[s] = sub[0][s] + sub[1][s] + sub[2][s] + sub[3][s];
+    if (s >= low && s <= high) counts[s] = std::max<std::uint32_t>(counts[s], 1);
+  }
+  return true;
+}
 
 std::size_t write_freqs(const Freqs& freqs, std::uint8_t* out) {
   std::memset(out, 0, 32);

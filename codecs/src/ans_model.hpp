@@ -11,6 +11,13 @@
 namespace wirezip::codecs::ans {
 
 constexpr std::size_t kMaxFreqsSize = 32 + 2 * 256;
+
+// The counts a plane's table is built from: exact for planes under 64 KiB, else from 256 of every
+// 1024 bytes (frequencies need proportions, not exact counts; contiguous blocks, because a strided
+// sample would see one byte position of data with a period of 2 or 4). Every byte value between
+// the plane's smallest and largest gets at least 1, so every symbol present has a frequency.
+// Returns false, and no counts, when the plane holds one byte value.
+bool plane_counts(const std::uint8_t* src, std::size_t n, Counts& counts);
 constexpr std::size_t kStreamsHeaderSize = kStreams + 4 * (kStreams - 1);
 
 std::size_t write_freqs(const Freqs& freqs, std::uint8_t* out);

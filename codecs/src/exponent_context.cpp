@@ -49,13 +49,13 @@ struct ByExponent {
   }
 };
 
-WZ_HOT std::array<EncodedStream, kStreams> encode_by_exponent(const std::uint8_t* plane, std::size_t n,
+WZ_ANS_HOT std::array<EncodedStream, kStreams> encode_by_exponent(const std::uint8_t* plane, std::size_t n,
                                                             const ByExponent& model,
                                                             std::array<std::vector<std::uint8_t>, kStreams>& scratch) {
   return encode_streams<kRaw>(plane, n, kTableLog, model, scratch);
 }
 
-WZ_HOT void decode_by_exponent(const std::array<EncodedStream, kStreams>& streams, std::uint8_t* out, std::size_t n,
+WZ_ANS_HOT void decode_by_exponent(const std::array<EncodedStream, kStreams>& streams, std::uint8_t* out, std::size_t n,
                                const ByExponent& model) {
   decode_streams<kRaw>(streams, kTableLog, out, n, model);
 }
