@@ -13,6 +13,7 @@
 
 #include "context.hpp"
 #include "link_flags.hpp"
+#include "mpi_pairs.hpp"
 #include "pipeline_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
@@ -136,6 +137,16 @@ int main(int argc, char** argv) {
   app.add_option("--depth", f.depth, "slots on each side (writes in flight)")->capture_default_str();
   app.add_option("--workers", f.workers, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
+  harness::MpiPairFlags mpi;
+  harness::add_mpi_pair_flags(app, mpi);
   CLI11_PARSE(app, argc, argv);
+  if (mpi.enabled)  // mpirun -np 2N: this rank's side of one pair is this binary's own run()
+    return harness::run_reporting_errors("bench_pipeline", [&] {
+      return harness::run_mpi_pairs("bench_pipeline", mpi, f.link, [&](const harness::LinkFlags& link) {
+        auto side = f;
+        side.link = link;
+        return run(argc, argv, side);
+      });
+    });
   return harness::run_reporting_errors("bench_pipeline", [&] { return run(argc, argv, f); });
 }

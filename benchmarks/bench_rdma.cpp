@@ -12,6 +12,7 @@
 
 #include "context.hpp"
 #include "link_flags.hpp"
+#include "mpi_pairs.hpp"
 #include "rdma_case.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
@@ -125,6 +126,16 @@ int main(int argc, char** argv) {
   app.add_option("--buffer", flags.buffer, "each side's buffer; messages walk through it")->capture_default_str();
   app.add_option("--depth", flags.depth, "writes in flight")->capture_default_str();
   app.add_flag("--list-devices", flags.list_devices, "print RDMA ports and exit (status 1 when none is active)");
+  harness::MpiPairFlags mpi;
+  harness::add_mpi_pair_flags(app, mpi);
   CLI11_PARSE(app, argc, argv);
+  if (mpi.enabled)  // mpirun -np 2N: this rank's side of one pair is this binary's own run()
+    return harness::run_reporting_errors("bench_rdma", [&] {
+      return harness::run_mpi_pairs("bench_rdma", mpi, flags.link, [&](const harness::LinkFlags& link) {
+        auto side = flags;
+        side.link = link;
+        return run(argc, argv, side);
+      });
+    });
   return harness::run_reporting_errors("bench_rdma", [&] { return run(argc, argv, flags); });
 }
