@@ -224,16 +224,17 @@ int run_mpi_pairs(std::string_view binary, const MpiPairFlags& flags, const Link
       mine.serving = p.serve == session.rank();
     }
   }
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const bool turn = !flags.one_pair_at_a_time || static_cast<int>(i) == mine.pair;
-    if (turn && mine.pair == static_cast<int>(i)) {
-      const collective::RankPair& p = pairs[i];
-      if (mine.serving)
-        side.serve(p.peer, hosts[p.serve] == hosts[p.peer], mine);
-      else
-        side.peer(p.serve, mine);
-    }
-    if (!flags.one_pair_at_a_time) break;
+  auto run_my_side = [&] {
+    if (mine.pair < 0) return;
+    const collective::RankPair& p = pairs[static_cast<std::size_t>(mine.pair)];
+    if (mine.serving)
+      side.serve(p.peer, hosts[p.serve] == hosts[p.peer], mine);
+    else
+      side.peer(p.serve, mine);
+  };
+  if (!flags.one_pair_at_a_time) run_my_side();
+  for (std::size_t i = 0; flags.one_pair_at_a_time && i < pairs.size(); ++i) {
+    if (mine.pair == static_cast<int>(i)) run_my_side();
     auto guard = watchdog.guard(fmt::format("waiting for pair {} to finish", i), side.wait_bound());
     mpi::check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
   }

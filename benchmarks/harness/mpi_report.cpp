@@ -53,8 +53,10 @@ std::optional<std::string> benchmark_out_from_cmdline() {
 std::string benchmark_out_format_from_cmdline() { return last_value(kFormat).value_or("json"); }
 
 void point_benchmark_out(const std::string& path) {
-  // Initialize parses only the flags it is given and leaves every other flag as it was.
-  std::string program = "wirezip", out = std::string(kOut) + path, format = std::string(kFormat) + "json";
+  // Initialize parses only the flags it is given and leaves every other flag as it was. It also
+  // keeps argv[0] as the JSON's "executable": that one must outlive the run, so it is static.
+  static std::string program = cmdline().front();
+  std::string out = std::string(kOut) + path, format = std::string(kFormat) + "json";
   char* args[] = {program.data(), out.data(), format.data(), nullptr};
   int count = 3;
   benchmark::Initialize(&count, args);
