@@ -85,7 +85,7 @@ collective::StageRates measure_codec(CollectiveRun& run, const std::string& spec
 
 // A ring's result must equal the raw ring's bit for bit (the raw ring's was checked against the
 // reference); so must MPI's all-gather. MPI's reductions add in an order of their own: each
-// element of this rank's block must lie within the rounding bound of the exact sum.
+// element of this rank's block must lie within twice the rounding bound of the exact sum.
 std::optional<std::string> check_result(const CollectiveCase& c, const Layout& layout, const ExpectedResult& e,
                                         std::span<const std::byte> out, bool& bitwise) {
   const std::span<const std::byte> expected(e.bytes);

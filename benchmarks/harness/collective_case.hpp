@@ -27,7 +27,7 @@ struct ExpectedResult {
   collective::Op op = collective::Op::all_gather;
   std::size_t total_bytes = 0;
   std::vector<std::byte> bytes;    // the whole result this rank must hold
-  std::vector<float> tolerance;    // reductions: per element of this rank's block, n x 2^-8 x sum |x_k|
+  std::vector<float> tolerance;    // reductions: per element of this rank's block, 2 (n-1) x 2^-8 x sum |x_k|
   std::optional<std::string> error;
   double link = 0;                 // one raw ring step of a shard, bytes per second (slowest rank)
   double reduce = 0;               // bf16 additions, bytes per second (slowest rank)
