@@ -14,6 +14,7 @@
 #include "context.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
+#include "mpi_pairs.hpp"
 #include "pipeline_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
@@ -151,10 +152,18 @@ int main(int argc, char** argv) {
   app.add_option("--depth", f.depth_text, "slots on each side (writes in flight), 1..256")->capture_default_str();
   app.add_option("--workers", f.workers_text, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
+  harness::MpiPairFlags mpi;
+  harness::add_mpi_pair_flags(app, mpi);
   if (auto status = harness::parse_command_line(app, "bench_pipeline", argc, argv)) return *status;
   return harness::run_reporting_errors("bench_pipeline", [&] {
     f.depth = flag::count("--depth", f.depth_text, 1, kMaxDepth);
     f.workers = static_cast<int>(flag::count("--workers", f.workers_text, 1, kMaxWorkers));
-    return run(argc, argv, f);
+    if (!mpi.enabled) return run(argc, argv, f);
+    // mpirun -np 2N: this rank's side of one pair is this binary's own run()
+    return harness::run_mpi_pairs("bench_pipeline", mpi, f.link, [&](const harness::LinkFlags& link) {
+      auto side = f;
+      side.link = link;
+      return run(argc, argv, side);
+    });
   });
 }
