@@ -78,7 +78,9 @@ WZ_HOT void encode_bulk(Lane* lanes, std::size_t groups, const PairCodes& pairs)
 std::array<std::uint8_t, deflate::kLiterals> literal_lengths(const std::uint8_t* src, std::size_t n) {
   std::array<std::uint8_t, deflate::kLiterals> out{};
   const ByteRange range = byte_range(src, n);
-  if (range.low == range.high) {  // one symbol: it and end-of-block get one bit each
+  // One symbol: it and end-of-block get one bit each. Frames store such planes as constant planes
+  // and never get here; this keeps the coder correct for any plane (huff's lengths need two symbols).
+  if (range.low == range.high) {
     out[src[0]] = out[deflate::kEndOfBlock] = 1;
     return out;
   }
