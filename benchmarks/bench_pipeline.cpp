@@ -3,7 +3,8 @@
 //
 //   bench_pipeline [--transport=tcp,mem] [--modes=raw,serial,overlap] [--codecs=SPEC,...]
 //                  [--pages=4k,thp] [--chunks=1MiB,...] [--depth=8] [--workers=1]
-//                  [--datasets=SPEC,...] [--serve [--port=P] | --peer=HOST[:PORT]] [--benchmark_* flags]
+//                  [--datasets=SPEC,...] [--serve [--port=P] | --peer=HOST[:PORT]] [--decoder=NAME]
+//                  [--benchmark_* flags]
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -16,6 +17,7 @@
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"
 #include "pipeline_case.hpp"
+#include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
@@ -35,6 +37,7 @@ struct Flags {
   std::size_t depth = 8;  // from depth_text, checked
   int workers = 1;        // from workers_text, checked
   std::string depth_text = "8", workers_text = "1";
+  std::string decoder;  // the decoder seam's backend for the receiving side; empty: the specs' own
 };
 
 // The sweep's axes, checked before any data set is made or case registered.
@@ -65,6 +68,15 @@ std::string case_name(rdma::TransportKind t, pipeline::Mode m, const std::string
                      chunk, f.depth, f.workers, label);
 }
 
+// A --serve decoder must be a built backend of some format; each case's codec is checked as it comes.
+void check_decoder(const std::string& name) {
+  for (const codecs::DecoderInfo& d : codecs::list_decoders())
+    if (d.name == name && d.built) return;
+  for (const codecs::DecoderInfo& d : codecs::list_decoders())
+    if (d.name == name) fail("--decoder={}: {}", name, d.library);
+  fail("--decoder={}: no such decoder (bench_codec --list-codecs lists them)", name);
+}
+
 // Every flag of the sweep in range; throws one line naming the flag.
 Axes check_axes(const Flags& f) {
   Axes axes;
@@ -76,6 +88,10 @@ Axes check_axes(const Flags& f) {
                         [](pipeline::Mode m) { return m == pipeline::Mode::raw; });
   axes.codec_specs = flag::list("--codecs", f.codecs);
   for (const std::string& spec : axes.codec_specs) codecs::make_codec(spec);  // bad specs fail up front
+  // Sending side: ask for the decoder in each spec (the receiver builds its codec from the spec,
+  // so a loopback run, or a server without its own --decoder, decodes with it).
+  if (!f.decoder.empty() && !f.link.serve)
+    for (std::string& spec : axes.codec_specs) spec = codecs::with_decoder(spec, f.decoder);
   for (const std::string& p : flag::list("--pages", f.pages)) axes.pages.push_back(rdma::parse_page_policy(p));
   axes.chunks = flag::sizes("--chunks", f.chunks, 1);
   axes.datasets = flag::list("--datasets", f.datasets);
@@ -111,7 +127,8 @@ int run(int argc, char** argv, const Flags& f) {
   if (f.link.serve) {
     const auto kinds = choose_transports(f.link.transport);
     if (kinds.size() != 1) fail("--serve takes exactly one --transport");
-    const int served = harness::serve_pipelines(kinds.front(), f.link);
+    if (!f.decoder.empty()) check_decoder(f.decoder);
+    const int served = harness::serve_pipelines(kinds.front(), f.link, f.decoder);
     fmt::print("bench_pipeline: served {} link(s), done\n", served);
     return 0;
   }
@@ -152,6 +169,9 @@ int main(int argc, char** argv) {
   app.add_option("--depth", f.depth_text, "slots on each side (writes in flight), 1..256")->capture_default_str();
   app.add_option("--workers", f.workers_text, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
+  app.add_option("--decoder", f.decoder,
+                 "decoder backend of the receiving side (isal, libdeflate, zlib, lz4, doca): with --serve it "
+                 "overrides each case's spec, otherwise it is set in each --codecs spec");
   harness::MpiPairFlags mpi;
   harness::add_mpi_pair_flags(app, mpi);
   if (auto status = harness::parse_command_line(app, "bench_pipeline", argc, argv)) return *status;

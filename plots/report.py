@@ -4,6 +4,7 @@ import os
 import sys
 
 import figures
+import per_tensor
 import results
 import table
 
@@ -20,10 +21,14 @@ def main(argv=None):
     try:
         config = table.declared(args.codec, args.dataset, args.chunk, args.pages)
         found = results.load_dir(args.results)
+        tensors = per_tensor.write(args.results)  # bench_codec --per-tensor, when its JSON is there
     except (OSError, ValueError) as e:
         print(f"report: {e}", file=sys.stderr)
         return 2
     if not (found["codec"] or found["rdma"] or found["pipeline"] or found["headline_pipeline"]):
+        if tensors:
+            print(f"report: wrote {', '.join(tensors)}")
+            return 0
         print(f"report: no benchmark JSON in {args.results}", file=sys.stderr)
         return 2
     path = os.path.join(args.results, "table.md")
@@ -31,6 +36,8 @@ def main(argv=None):
         f.write(table.build(found, config))
     written = figures.write_all(found, os.path.join(args.results, "plots"))
     print(f"report: wrote {path} and {len(written)} plots in {os.path.join(args.results, 'plots')}")
+    if tensors:
+        print(f"report: wrote {', '.join(tensors)}")
     return 0
 
 

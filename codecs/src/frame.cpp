@@ -16,7 +16,6 @@ namespace wirezip::codecs {
 namespace {
 
 constexpr std::array<std::byte, 4> kMagic{std::byte{'W'}, std::byte{'Z'}, std::byte{'F'}, std::byte{'1'}};
-constexpr std::uint8_t kVersion = 1;
 
 #if WIREZIP_XXH_DISPATCH
 // libxxhash's dispatched AVX-512 path returns with the upper vector state dirty (no vzeroupper),
@@ -33,9 +32,19 @@ void clear_upper_vector_state() {}
 
 }  // namespace
 
+std::string_view coder_name(CoderId id) {
+  constexpr std::array<std::string_view, 7> names{"raw", "lz4", "zstd", "rans", "huff", "igzip", "deflate"};
+  return names.at(static_cast<std::size_t>(id));
+}
+
+std::string_view plane_mode_name(PlaneMode mode) {
+  constexpr std::array<std::string_view, 3> names{"raw", "coded", "constant"};
+  return names.at(static_cast<std::size_t>(mode));
+}
+
 void write_frame_header(const FrameHeader& header, std::span<std::byte> dst) {
   std::memcpy(dst.data(), kMagic.data(), kMagic.size());
-  store_le<std::uint8_t>(dst, 4, kVersion);
+  store_le<std::uint8_t>(dst, 4, kFrameVersion);
   store_le<std::uint8_t>(dst, 5, static_cast<std::uint8_t>(header.coder));
   store_le<std::uint8_t>(dst, 6, header.element_width);
   store_le<std::uint8_t>(dst, 7, 0);
@@ -52,11 +61,11 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
     fail("corrupt frame: {} bytes is shorter than the smallest header ({})", frame.size(),
          FrameHeader::header_size(1));
   if (std::memcmp(frame.data(), kMagic.data(), kMagic.size()) != 0) fail("corrupt frame: bad magic");
-  if (auto version = load_le<std::uint8_t>(frame, 4); version != kVersion)
-    fail("corrupt frame: version {} (this build reads {})", version, kVersion);
+  if (auto version = load_le<std::uint8_t>(frame, 4); version != kFrameVersion)
+    fail("corrupt frame: version {} (this build reads {})", version, kFrameVersion);
   FrameHeader header;
   auto coder = load_le<std::uint8_t>(frame, 5);
-  if (coder > static_cast<std::uint8_t>(CoderId::igzip)) fail("corrupt frame: unknown coder id {}", coder);
+  if (coder > static_cast<std::uint8_t>(CoderId::deflate)) fail("corrupt frame: unknown coder id {}", coder);
   header.coder = static_cast<CoderId>(coder);
   header.element_width = load_le<std::uint8_t>(frame, 6);
   if (header.element_width == 0 || header.element_width > kMaxElementWidth)
@@ -71,15 +80,17 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   for (std::size_t k = 0; k < header.element_width; ++k) {
     PlaneEntry& plane = header.planes[k];
     auto mode = load_le<std::uint8_t>(frame, 24 + 5 * k);
-    if (mode > static_cast<std::uint8_t>(PlaneMode::coded)) fail("corrupt frame: plane {} has mode {}", k, mode);
+    if (mode > static_cast<std::uint8_t>(PlaneMode::constant)) fail("corrupt frame: plane {} has mode {}", k, mode);
     plane.mode = static_cast<PlaneMode>(mode);
     plane.stored_size = load_le<std::uint32_t>(frame, 25 + 5 * k);
     if (plane.mode == PlaneMode::raw && plane.stored_size != header.plane_size())
       fail("corrupt frame: raw plane {} stores {} bytes, expected {}", k, plane.stored_size, header.plane_size());
     if (plane.mode == PlaneMode::coded && header.coder == CoderId::raw)
       fail("corrupt frame: plane {} is coded but the frame's coder is raw", k);
-    if (plane.mode == PlaneMode::coded && header.plane_size() == 0)
-      fail("corrupt frame: plane {} is empty but marked coded", k);
+    if (plane.mode != PlaneMode::raw && header.plane_size() == 0)
+      fail("corrupt frame: plane {} is empty but marked {}", k, plane_mode_name(plane.mode));
+    if (plane.mode == PlaneMode::constant && plane.stored_size != 1)
+      fail("corrupt frame: constant plane {} stores {} bytes, expected 1", k, plane.stored_size);
     total += plane.stored_size;
   }
   if (total != frame.size())

@@ -32,6 +32,8 @@ inline constexpr std::array kFuzzedCodecs = {
     "blosc:shuffle+blosclz",               //
     "blosc:shuffle+zlib",                  // 20
     "blosc:bitshuffle+zstd:level=1",       //
+    "bytegroup+deflate",                   // DEFLATE planes, inflated by ISA-L
+    "bytegroup+deflate:decoder=zlib",      //
 };
 
 }  // namespace wirezip::fuzz

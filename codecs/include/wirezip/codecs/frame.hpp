@@ -9,19 +9,32 @@
 //   7       1     flags (0)
 //   8       8     original length n
 //   16      8     XXH3-64 of the original
-//   24      5*w   per plane: mode (0 raw, 1 coded), stored size (u32)
+//   24      5*w   per plane: mode (0 raw, 1 coded, 2 constant), stored size (u32)
 //   then the w planes back to back, then the n % w tail bytes raw.
 //
-// Plane k holds byte k of each of the n / w whole elements.
+// Plane k holds byte k of each of the n / w whole elements. A constant plane (every byte the same,
+// e.g. the planes of an all-zero tensor) stores that one byte. Coded planes of the deflate coder are
+// raw DEFLATE streams (RFC 1951) and those of lz4 plain LZ4 blocks: any inflate or LZ4_decompress_safe
+// decodes them alone, given the plane size n / w.
+//
+// New coder ids and plane modes are new values of existing fields, not a new layout: the version
+// stays 1, and a reader that does not know a value refuses the frame naming it.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace wirezip::codecs {
 
-enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5 };
-enum class PlaneMode : std::uint8_t { raw = 0, coded = 1 };
+enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5, deflate = 6 };
+enum class PlaneMode : std::uint8_t { raw = 0, coded = 1, constant = 2 };
+
+inline constexpr std::uint8_t kFrameVersion = 1;
+
+// "raw", "lz4", ..., "deflate"; and "raw", "coded", "constant".
+std::string_view coder_name(CoderId id);
+std::string_view plane_mode_name(PlaneMode mode);
 
 inline constexpr std::size_t kMaxElementWidth = 16;
 
