@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/frame.hpp"
 
 namespace wirezip::codecs {
@@ -30,8 +31,9 @@ std::unique_ptr<PlaneCoder> make_zstd_coder(int level, bool force_literals);
 std::unique_ptr<PlaneCoder> make_rans_coder();
 // ISA-L igzip deflate at `level`, with Huffman tables built from each plane's histogram.
 std::unique_ptr<PlaneCoder> make_igzip_coder(int level);
-// wirezip's own 4-stream order-0 Huffman coder (huff.cpp).
-std::unique_ptr<PlaneCoder> make_huff_coder();
+// wirezip's own 4-stream order-0 Huffman coder (huff.cpp), its hot loops from `path`
+// (huff_kernels.hpp). Every path writes the same bytes.
+std::unique_ptr<PlaneCoder> make_huff_coder(SimdPath path = best_simd_path());
 
 // Library versions for --list-codecs and the benchmark context.
 std::string lz4_version();
