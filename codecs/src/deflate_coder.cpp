@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "deflate_block.hpp"
+#include "huff_kernels.hpp"
 #include "huff_tables.hpp"
 #include "plane_coder.hpp"
 #include "wirezip/util/error.hpp"
@@ -53,7 +54,7 @@ struct Lane {
 };
 
 // Rounds of four symbols (two pair lookups) per lane, two lanes at a time (as huff.cpp does).
-WZ_HOT void encode_bulk(Lane* lanes, std::size_t groups, const PairCodes& pairs) {
+void encode_bulk(Lane* lanes, std::size_t groups, const PairCodes& pairs) {
   const std::uint32_t* bits = pairs.bits.data();
   const std::uint8_t* lengths = pairs.lengths.data();
   auto round = [bits, lengths](Lane& l) {
@@ -77,7 +78,7 @@ WZ_HOT void encode_bulk(Lane* lanes, std::size_t groups, const PairCodes& pairs)
 // in two (that symbol and end-of-block), which keeps the code complete.
 std::array<std::uint8_t, deflate::kLiterals> literal_lengths(const std::uint8_t* src, std::size_t n) {
   std::array<std::uint8_t, deflate::kLiterals> out{};
-  const ByteRange range = byte_range(src, n);
+  const ByteRange range = huff_kernels(best_simd_path()).byte_range(src, n);
   // One symbol: it and end-of-block get one bit each. Frames store such planes as constant planes
   // and never get here; this keeps the coder correct for any plane (huff's lengths need two symbols).
   if (range.low == range.high) {

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/frame.hpp"
 
@@ -33,8 +34,9 @@ std::unique_ptr<PlaneCoder> make_rans_coder();
 // ISA-L igzip deflate at `level`, with Huffman tables built from each plane's histogram; planes are
 // raw DEFLATE streams, decoded by `decoder`.
 std::unique_ptr<PlaneCoder> make_igzip_coder(int level, std::unique_ptr<StreamDecoder> decoder);
-// wirezip's own 4-stream order-0 Huffman coder (huff.cpp).
-std::unique_ptr<PlaneCoder> make_huff_coder();
+// wirezip's own 4-stream order-0 Huffman coder (huff.cpp), its hot loops from `path`
+// (huff_kernels.hpp). Every path writes the same bytes.
+std::unique_ptr<PlaneCoder> make_huff_coder(SimdPath path = best_simd_path());
 // Literal-only raw DEFLATE streams written by wirezip (deflate_coder.cpp), decoded by `decoder`.
 std::unique_ptr<PlaneCoder> make_deflate_coder(std::unique_ptr<StreamDecoder> decoder);
 
