@@ -1,4 +1,5 @@
-"""scripts/report: results/*.json -> results/table.md and results/plots/*.png."""
+"""scripts/report: results/*.json -> results/table.md, results/scaling.md (when the codecs ran at
+several thread counts) and results/plots/*.png."""
 import argparse
 import os
 import sys
@@ -6,6 +7,7 @@ import sys
 import figures
 import per_tensor
 import results
+import scaling
 import table
 
 
@@ -34,6 +36,11 @@ def main(argv=None):
     path = os.path.join(args.results, "table.md")
     with open(path, "w") as f:
         f.write(table.build(found, config))
+    if found["codec"] and scaling.measured(found["codec"]):
+        scaling_path = os.path.join(args.results, "scaling.md")
+        with open(scaling_path, "w") as f:
+            f.write(scaling.table(found["codec"]))
+        print(f"report: wrote {scaling_path}")
     written = figures.write_all(found, os.path.join(args.results, "plots"))
     print(f"report: wrote {path} and {len(written)} plots in {os.path.join(args.results, 'plots')}")
     if tensors:

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "wirezip/datasets/dataset.hpp"
 
@@ -53,6 +54,7 @@ struct CodecCase {
   std::size_t chunk_bytes = 0;
   Direction direction = Direction::compress;
   double entropy_bound_ratio = 0;  // precomputed for (dataset, chunk)
+  std::vector<int> cpus;  // --cpus: thread i runs on cpus[i % size]; empty: wherever the kernel puts it
 
   // What the threads of one run share: the wall clock, and totals the last thread to finish reports.
   // Runs (thread counts, repetitions) follow each other, never overlap.
