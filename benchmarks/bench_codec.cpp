@@ -1,8 +1,10 @@
 // bench_codec: codecs alone. Ratio and throughput in original bytes for every codec x data set x
 // chunk size x thread count, compress and decompress, each round trip verified outside the timing.
 //
-//   bench_codec [--codecs=SPEC,...] [--datasets=SPEC,...] [--chunks=1MiB,...] [--threads=1,2]
+//   bench_codec [--codecs=SPEC,...] [--datasets=SPEC,...] [--chunks=1MiB,...] [--threads=1,2|all]
+//               [--cpus=0-15]
 //               [--list-codecs] [--benchmark_* flags of Google Benchmark]
+//   bench_codec --per-tensor [--per-tensor-out=FILE] --datasets=safetensors:PATH [--codecs=...] [--chunks=...]
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -10,13 +12,19 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <fstream>
+#include <iostream>
 #include <optional>
 
 #include "codec_case.hpp"
 #include "context.hpp"
 #include "failure_summary.hpp"
+#include "per_tensor.hpp"
+#include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
+#include "wirezip/util/cpus.hpp"
+#include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
 
 namespace {
@@ -29,19 +37,28 @@ struct Config {
   std::vector<std::string> datasets;
   std::vector<std::uint64_t> chunks;
   std::vector<int> threads;
+  std::vector<int> cpus;  // --cpus, in the order given; empty: no pinning
 };
 
 Config parse_config(const std::string& codecs, const std::string& datasets, const std::string& chunks,
-                    const std::string& threads) {
+                    const std::string& threads, const std::string& cpu_list, bool per_tensor) {
   Config config;
   config.codecs = codecs.empty() ? codecs::default_codec_specs() : flag::list("--codecs", codecs);
-  // memcpy is the ceiling every other codec is read against (vs_memcpy), so it is always in the run,
-  // and first: its rates must be known when the other cases report.
-  std::erase(config.codecs, "memcpy");
-  config.codecs.insert(config.codecs.begin(), "memcpy");
+  // memcpy is the ceiling every other codec is read against (vs_memcpy), so it is always in a timed
+  // run, and first: its rates must be known when the other cases report.
+  if (!per_tensor) {
+    std::erase(config.codecs, "memcpy");
+    config.codecs.insert(config.codecs.begin(), "memcpy");
+  }
   for (const std::string& spec : config.codecs) codecs::make_codec(spec);  // reject bad specs up front
   config.datasets = flag::list("--datasets", datasets);
   config.chunks = flag::sizes("--chunks", chunks, 1);
+  const std::vector<int> allowed = cpus::allowed();
+  if (!cpu_list.empty()) config.cpus = cpus::parse("--cpus", cpu_list, allowed);
+  if (threads == "all") {  // a scaling sweep over the CPUs the threads may use
+    config.threads = cpus::doubling_up_to(static_cast<int>(config.cpus.empty() ? allowed.size() : config.cpus.size()));
+    return config;
+  }
   for (std::uint64_t count : flag::counts("--threads", threads, 1, kMaxThreads))
     config.threads.push_back(static_cast<int>(count));
   return config;
@@ -51,6 +68,32 @@ void print_codec_list() {
   fmt::print("{:<38} {:<28} {}\n", "spec", "library", "what it is");
   for (const codecs::CodecInfo& info : codecs::list_codecs())
     fmt::print("{:<38} {:<28} {}\n", info.spec, info.library, info.description);
+  // The decoder seam: who can decode the standard streams in lz4, igzip and deflate planes.
+  fmt::print("\n{:<12} {:<8} {}\n", "decoder=", "format", "library");
+  std::vector<std::string> missing;
+  for (const codecs::DecoderInfo& d : codecs::list_decoders()) {
+    if (d.built)
+      fmt::print("{:<12} {:<8} {}\n", d.name, codecs::stream_format_name(d.format), d.library);
+    else if (std::find(missing.begin(), missing.end(), d.name) == missing.end())
+      fmt::print("{}: {}\n", d.name, d.library), missing.push_back(d.name);
+  }
+}
+
+// --per-tensor: the records of every tensor, as JSON to `out` ("-": stdout); no timed cases.
+int run_per_tensor(const Config& config, const std::string& out, int argc, char** argv) {
+  harness::check_per_tensor_datasets(config.datasets);
+  nlohmann::json records = harness::per_tensor_records({config.codecs, config.chunks, config.datasets});
+  std::vector<std::string> args(argv, argv + argc);
+  records["context"]["argv"] = fmt::format("{}", fmt::join(args, " "));
+  if (out == "-") {
+    std::cout << records.dump(1) << "\n";
+    return 0;
+  }
+  std::ofstream file(out);
+  file << records.dump(1) << "\n";
+  if (!file.flush()) fail("--per-tensor-out: cannot write '{}'", out);
+  fmt::print("bench_codec: {} per-tensor records in {}\n", records["tensors"].size(), out);
+  return 0;
 }
 
 // Names read family/axis:value so --benchmark_filter can select any slice.
@@ -84,7 +127,7 @@ void register_cases(const Config& config, const std::deque<datasets::Dataset>& d
           harness::CodecCase c{.codec_spec = spec, .dataset = &dataset, .chunk_bytes = chunk,
                                .direction = direction, .entropy_bound_ratio = bound,
                                .exponent_bound_ratio = exponent_bound, .value_bound_ratio = value_bound,
-                               .ceiling = ceiling};
+                               .ceiling = ceiling, .cpus = config.cpus};
           auto* bench = benchmark::RegisterBenchmark(
               case_name(spec, dataset.spec, chunk, direction).c_str(),
               [c](benchmark::State& state) { harness::run_codec_case(state, c); });
@@ -102,13 +145,20 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   CLI::App app{"bench_codec: ratio and throughput (original bytes) of lossless codecs on bf16 traffic.\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
-  std::string codec_list, dataset_list{datasets::kDefaultDatasetSpec}, chunk_list = "1MiB", thread_list = "1";
-  bool list_codecs = false;
+  std::string codec_list, dataset_list{datasets::kDefaultDatasetSpec}, chunk_list = "1MiB", thread_list = "1", cpu_list;
+  bool list_codecs = false, per_tensor = false;
+  std::string per_tensor_out = "-";
   app.add_option("--codecs", codec_list, "codec specs, comma-separated (default: memcpy, every family, peers)");
   app.add_option("--datasets", dataset_list, "dataset specs, comma-separated")->capture_default_str();
   app.add_option("--chunks", chunk_list, "chunk sizes; each chunk is compressed on its own")->capture_default_str();
-  app.add_option("--threads", thread_list, "thread counts to sweep")->capture_default_str();
+  app.add_option("--threads", thread_list, "thread counts to sweep, or 'all': 1, 2, 4, ... up to the CPUs allowed "
+                 "(or in --cpus), that count included")->capture_default_str();
+  app.add_option("--cpus", cpu_list, "pin thread i to the i-th CPU of this list, modulo its length (e.g. 0-15 or "
+                 "2,4,6); each CPU must be one this process may run on");
   app.add_flag("--list-codecs", list_codecs, "print every codec spec with its library version and exit");
+  app.add_flag("--per-tensor", per_tensor,
+               "instead of timed cases: ratio and bounds of each tensor of safetensors data sets, as JSON");
+  app.add_option("--per-tensor-out", per_tensor_out, "--per-tensor: the JSON file (- for stdout)")->capture_default_str();
   if (auto status = harness::parse_command_line(app, "bench_codec", argc, argv)) return *status;
   if (list_codecs) {
     print_codec_list();
@@ -117,9 +167,11 @@ int main(int argc, char** argv) {
 
   return harness::run_reporting_errors("bench_codec", [&] {
     std::deque<datasets::Dataset> data;  // deque: cases keep pointers to its elements
-    Config config = parse_config(codec_list, dataset_list, chunk_list, thread_list);
+    Config config = parse_config(codec_list, dataset_list, chunk_list, thread_list, cpu_list, per_tensor);
+    if (per_tensor) return run_per_tensor(config, per_tensor_out, argc, argv);
     for (const std::string& spec : config.datasets) data.push_back(datasets::load_dataset(spec));
     harness::add_host_context(argc, argv);
+    if (!config.cpus.empty()) benchmark::AddCustomContext("cpus", cpus::format(config.cpus));
     register_cases(config, data);
     return harness::exit_status("bench_codec", harness::run_cases());
   });

@@ -3,20 +3,29 @@
 //
 //   bench_pipeline [--transport=tcp,mem] [--modes=raw,serial,overlap] [--codecs=SPEC,...]
 //                  [--pages=4k,thp] [--chunks=1MiB,...] [--depth=8] [--workers=1]
-//                  [--datasets=SPEC,...] [--serve [--port=P] | --peer=HOST[:PORT]] [--benchmark_* flags]
+//                  [--datasets=SPEC,...] [--serve [--port=P] | --peer=HOST[:PORT]] [--decoder=NAME]
+//                  [--cpus=0-3]
+//                  [--benchmark_* flags]
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <sched.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <deque>
 
 #include "context.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
+#include "mpi_pairs.hpp"
 #include "pipeline_case.hpp"
+#include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
+#include "wirezip/util/cpus.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
 
@@ -34,7 +43,21 @@ struct Flags {
   std::size_t depth = 8;  // from depth_text, checked
   int workers = 1;        // from workers_text, checked
   std::string depth_text = "8", workers_text = "1";
+  std::string decoder;  // the decoder seam's backend for the receiving side; empty: the specs' own
+  std::string cpus;     // --cpus: the whole process runs on these CPUs; empty: no pinning
 };
+
+// Pins the whole process, before any thread exists: every thread created later (compression and
+// decompression workers, transport threads, a serving side's threads) inherits the set, so all of
+// them run on these CPUs. Per-thread placement within the set stays the kernel's choice.
+std::string pin_process(const std::string& text) {
+  const std::vector<int> list = cpus::parse("--cpus", text, cpus::allowed());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : list) CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) fail("sched_setaffinity(--cpus={}): {}", text, std::strerror(errno));
+  return cpus::format(list);
+}
 
 // The sweep's axes, checked before any data set is made or case registered.
 struct Axes {
@@ -64,6 +87,15 @@ std::string case_name(rdma::TransportKind t, pipeline::Mode m, const std::string
                      chunk, f.depth, f.workers, label);
 }
 
+// A --serve decoder must be a built backend of some format; each case's codec is checked as it comes.
+void check_decoder(const std::string& name) {
+  for (const codecs::DecoderInfo& d : codecs::list_decoders())
+    if (d.name == name && d.built) return;
+  for (const codecs::DecoderInfo& d : codecs::list_decoders())
+    if (d.name == name) fail("--decoder={}: {}", name, d.library);
+  fail("--decoder={}: no such decoder (bench_codec --list-codecs lists them)", name);
+}
+
 // Every flag of the sweep in range; throws one line naming the flag.
 Axes check_axes(const Flags& f) {
   Axes axes;
@@ -75,6 +107,10 @@ Axes check_axes(const Flags& f) {
                         [](pipeline::Mode m) { return m == pipeline::Mode::raw; });
   axes.codec_specs = flag::list("--codecs", f.codecs);
   for (const std::string& spec : axes.codec_specs) codecs::make_codec(spec);  // bad specs fail up front
+  // Sending side: ask for the decoder in each spec (the receiver builds its codec from the spec,
+  // so a loopback run, or a server without its own --decoder, decodes with it).
+  if (!f.decoder.empty() && !f.link.serve)
+    for (std::string& spec : axes.codec_specs) spec = codecs::with_decoder(spec, f.decoder);
   for (const std::string& p : flag::list("--pages", f.pages)) axes.pages.push_back(rdma::parse_page_policy(p));
   axes.chunks = flag::sizes("--chunks", f.chunks, 1);
   axes.datasets = flag::list("--datasets", f.datasets);
@@ -110,7 +146,8 @@ int run(int argc, char** argv, const Flags& f) {
   if (f.link.serve) {
     const auto kinds = choose_transports(f.link.transport);
     if (kinds.size() != 1) fail("--serve takes exactly one --transport");
-    const int served = harness::serve_pipelines(kinds.front(), f.link);
+    if (!f.decoder.empty()) check_decoder(f.decoder);
+    const int served = harness::serve_pipelines(kinds.front(), f.link, f.decoder);
     fmt::print("bench_pipeline: served {} link(s), done\n", served);
     return 0;
   }
@@ -125,6 +162,7 @@ int run(int argc, char** argv, const Flags& f) {
     benchmark::AddCustomContext("dataset_sha256:" + d.spec, datasets::sha256_hex(d.bytes));
   }
   harness::add_host_context(argc, argv);
+  if (!f.cpus.empty()) benchmark::AddCustomContext("cpus", f.cpus);
   harness::add_link_context(links.peer_host, links.peer_port);
   const auto kinds = choose_transports(f.link.transport);
   if (links.peer_host) harness::add_server_context(kinds.front(), links.base, *links.peer_host, links.peer_port);
@@ -151,10 +189,25 @@ int main(int argc, char** argv) {
   app.add_option("--depth", f.depth_text, "slots on each side (writes in flight), 1..256")->capture_default_str();
   app.add_option("--workers", f.workers_text, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
+  app.add_option("--decoder", f.decoder,
+                 "decoder backend of the receiving side (isal, libdeflate, zlib, lz4, doca): with --serve it "
+                 "overrides each case's spec, otherwise it is set in each --codecs spec");
+  app.add_option("--cpus", f.cpus,
+                 "run the whole process (codec workers and transport threads alike) on these CPUs, e.g. 0-3 "
+                 "or 2,4,6; set before any thread starts, so host_cpus in the context counts them");
+  harness::MpiPairFlags mpi;
+  harness::add_mpi_pair_flags(app, mpi);
   if (auto status = harness::parse_command_line(app, "bench_pipeline", argc, argv)) return *status;
   return harness::run_reporting_errors("bench_pipeline", [&] {
     f.depth = flag::count("--depth", f.depth_text, 1, kMaxDepth);
     f.workers = static_cast<int>(flag::count("--workers", f.workers_text, 1, kMaxWorkers));
-    return run(argc, argv, f);
+    if (!f.cpus.empty()) f.cpus = pin_process(f.cpus);  // f.cpus now as the context records it
+    if (!mpi.enabled) return run(argc, argv, f);
+    // mpirun -np 2N: this rank's side of one pair is this binary's own run()
+    return harness::run_mpi_pairs("bench_pipeline", mpi, f.link, [&](const harness::LinkFlags& link) {
+      auto side = f;
+      side.link = link;
+      return run(argc, argv, side);
+    });
   });
 }

@@ -15,6 +15,7 @@
 #include "context.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
+#include "mpi_pairs.hpp"
 #include "rdma_case.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
@@ -24,8 +25,8 @@ namespace {
 
 using namespace wirezip;
 constexpr std::uint16_t kDefaultPort = 18515;  // perftest's
-// Past any NIC's send queue (max_qp_wr is 16K-32K on ConnectX): a larger depth is a typo.
-constexpr std::uint64_t kMaxDepth = 65536;
+// The link protocol's bound on writes in flight (a --serve side refuses more).
+constexpr std::uint64_t kMaxDepth = rdma::kMaxDepth;
 
 // As typed; check_flags turns them into a Config.
 struct Flags {
@@ -150,8 +151,18 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", flags.sizes, "message sizes")->capture_default_str();
   app.add_option("--buffer", flags.buffer, "each side's buffer (at most the physical memory); messages walk through it")
       ->capture_default_str();
-  app.add_option("--depth", flags.depth, "writes in flight, 1..65536")->capture_default_str();
+  app.add_option("--depth", flags.depth, "writes in flight, 1..256")->capture_default_str();
   app.add_flag("--list-devices", flags.list_devices, "print RDMA ports and exit (status 1 when none is active)");
+  harness::MpiPairFlags mpi;
+  harness::add_mpi_pair_flags(app, mpi);
   if (auto status = harness::parse_command_line(app, "bench_rdma", argc, argv)) return *status;
+  if (mpi.enabled)  // mpirun -np 2N: this rank's side of one pair is this binary's own run()
+    return harness::run_reporting_errors("bench_rdma", [&] {
+      return harness::run_mpi_pairs("bench_rdma", mpi, flags.link, [&](const harness::LinkFlags& link) {
+        auto side = flags;
+        side.link = link;
+        return run(argc, argv, side);
+      });
+    });
   return harness::run_reporting_errors("bench_rdma", [&] { return run(argc, argv, flags); });
 }

@@ -4,13 +4,18 @@ For each codec (bench_codec JSON, 1 thread, one chunk size): C, D, R; whether it
 link (overlapped and serial pipeline); the break-even link rate; and the bound S on a training
 step's speedup when communication is a share p of the step. With --shared-cores N both ends are
 taken to run on one host's N cores (loopback, scripts/linkbed): the overlapped rate is also capped
-at N / (1/C + 1/D + c_L), c_L from --link-cpu.
+at N / (1/C + 1/D + c_L), c_L from --link-cpu. With --cores N each codec is projected to N cores
+from the parallel efficiency of its largest measured thread count, and checked against the paper's
+two RDMA baselines.
 """
 import argparse
 import sys
 
 import model
 import results
+import scaling
+
+BASELINES = [(10.9e9, "4 KiB pages"), (24.6e9, "THP")]  # the paper's plain RDMA on BlueField-3, bytes/s
 
 
 def link_from(path):
@@ -44,6 +49,41 @@ def rows(report, link, p, chunk=None, threads=1, cores=None, link_cpu_per_byte=0
     return chunk, out
 
 
+def projections(report, cores, chunk=None):
+    """Per codec at one chunk size: C and D projected to `cores` cores, each from its own largest
+    thread count. Returns (chunk, [{"codec", "C", "D", "C_from": (threads, efficiency), "D_from": ...}])."""
+    comp, decomp = scaling.series(report, "compress"), scaling.series(report, "decompress")
+    chunks = sorted({key[2] for key in comp})
+    if not chunks:
+        raise ValueError("no codec measured at 1 thread: nothing to project from")
+    chunk = chunk or (1 << 20 if 1 << 20 in chunks else chunks[-1])
+    out = []
+    for key, rates in comp.items():
+        if key[2] != chunk or key not in decomp or key[0] == "memcpy":
+            continue
+        c, c_threads, c_eff = scaling.projection(rates, cores)
+        d, d_threads, d_eff = scaling.projection(decomp[key], cores)
+        out.append({"codec": key[0], "C": c, "D": d, "C_from": (c_threads, c_eff), "D_from": (d_threads, d_eff)})
+    return chunk, out
+
+
+def print_projections(report, cores, chunk):
+    chunk, table = projections(report, cores, chunk)
+    print(f"\nprojection to {cores} cores (not a measurement: each rate is the 1-thread rate x {cores} x the "
+          f"parallel efficiency at the largest thread count measured, on this host's cores), chunk {chunk} bytes")
+    print("| codec | projected C GB/s | projected D GB/s | "
+          + " | ".join(f"min(C, D) reaches {rate / 1e9:g} GB/s ({name})" for rate, name in BASELINES) + " |")
+    print("|---|---|---|" + "---|" * len(BASELINES))
+    for r in sorted(table, key=lambda r: -min(r["C"], r["D"])):
+        reach = " | ".join("yes" if min(r["C"], r["D"]) >= rate else "no" for rate, _ in BASELINES)
+        print(f"| {r['codec']} | {r['C'] / 1e9:.2f} | {r['D'] / 1e9:.2f} | {reach} |")
+    for r in table:
+        for stage in ("C", "D"):
+            threads, efficiency = r[f"{stage}_from"]
+            print(f"{r['codec']} {stage}: projection: {cores} cores from {threads} thread(s) measured at "
+                  f"efficiency {efficiency:.2f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Where does compression pay? From measured codec rates.")
     parser.add_argument("codec_json", nargs="?", default="results/codec.json")
@@ -56,6 +96,8 @@ def main(argv=None):
                         help="both ends run on one host's N CPUs: cap the overlapped rate at N / (1/C + 1/D + c_L)")
     parser.add_argument("--link-cpu", type=float, default=0.0, metavar="S",
                         help="c_L: CPU seconds both ends spend per GB of original bytes the link carries (default 0)")
+    parser.add_argument("--cores", type=int, metavar="N",
+                        help="also project each codec to N cores (BlueField-3 has 16) from its measured scaling")
     args = parser.parse_args(argv)
     try:
         if not 0 <= args.p <= 1:
@@ -65,8 +107,13 @@ def main(argv=None):
             raise ValueError("--link must be positive")
         if args.shared_cores is not None and args.shared_cores <= 0 or args.link_cpu < 0:
             raise ValueError("--shared-cores must be positive and --link-cpu not negative")
-        chunk, table = rows(results.load(args.codec_json), link, args.p, args.chunk, cores=args.shared_cores,
+        if args.cores is not None and args.cores <= 0:
+            raise ValueError("--cores must be positive")
+        report = results.load(args.codec_json)
+        chunk, table = rows(report, link, args.p, args.chunk, cores=args.shared_cores,
                             link_cpu_per_byte=args.link_cpu / 1e9)
+        if args.cores:
+            projections(report, args.cores, args.chunk)  # refuse a file with nothing to project before printing
     except (OSError, ValueError, KeyError) as e:
         print(f"envelope: {e}", file=sys.stderr)
         return 2
@@ -81,6 +128,8 @@ def main(argv=None):
         print(f"| {r['codec']} | {r['C'] / 1e9:.2f} | {r['D'] / 1e9:.2f} | {r['R']:.3f} | {r['overlap'] / 1e9:.2f} | "
               f"{r['serial'] / 1e9:.2f} | {'yes' if r['pays'] else 'no'} | {r['break_even'] / 1e9:.2f} | "
               f"{r['break_even_serial'] / 1e9:.2f} | {r['step_speedup']:.3f} |")
+    if args.cores:
+        print_projections(report, args.cores, args.chunk)
     return 0
 
 

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import model  # noqa: E402
 import results  # noqa: E402
+import scaling  # noqa: E402
 
 LINKS = [10.9e9, 24.6e9, 50e9, 100e9]  # the paper's two links and two faster ones, bytes/s
 
@@ -50,18 +51,22 @@ def codec_ratio_vs_throughput(report, path):
 
 
 def codec_threads(report, path):
-    cases = [c for c in results.cases(report) if "error" not in c and c["direction"] == "compress"]
-    chunk = 1 << 20 if any(c["chunk"] == 1 << 20 for c in cases) else max(c["chunk"] for c in cases)
+    """Measured compress rate per thread count (solid) and the ideal line, 1-thread rate x threads
+    (dashed, same colour): the gap between them is the parallel efficiency (results/scaling.md)."""
+    all_series = scaling.series(report)
+    chunk = 1 << 20 if any(k[2] == 1 << 20 for k in all_series) else max(k[2] for k in all_series)
+    dataset = next(k[1] for k in all_series if k[2] == chunk)
     fig, ax = plt.subplots(figsize=(8, 5))
-    for codec in dict.fromkeys(c["codec"] for c in cases):
-        points = sorted((c["threads"], c["bytes_per_second"] / 1e9) for c in cases
-                        if c["codec"] == codec and c["chunk"] == chunk)
-        if len(points) > 1:
-            ax.plot(*zip(*points), marker="o", label=codec)
+    for (codec, data, size), rates in all_series.items():
+        if size != chunk or data != dataset or len(rates) < 2:
+            continue
+        threads = sorted(rates)
+        line, = ax.plot(threads, [rates[n] / 1e9 for n in threads], marker="o", label=codec)
+        ax.plot(threads, [n * rates[1] / 1e9 for n in threads], linestyle="--", color=line.get_color(), alpha=0.5)
     ax.set_xlabel("threads")
     ax.set_ylabel("compress throughput, original bytes (GB/s)")
     ax.set_yscale("log")
-    return _save(fig, ax, f"Codecs: throughput vs threads ({chunk // 1024} KiB chunks)", report, path)
+    return _save(fig, ax, f"Codecs: throughput vs threads, ideal dashed ({chunk // 1024} KiB chunks)", report, path)
 
 
 def rdma_bandwidth(reports, path):
@@ -154,7 +159,8 @@ def write_all(found, directory):
     written = []
     if measured(found["codec"]):
         written.append(codec_ratio_vs_throughput(found["codec"], os.path.join(directory, "codec_ratio.png")))
-        written.append(codec_threads(found["codec"], os.path.join(directory, "codec_threads.png")))
+        if scaling.measured(found["codec"]):
+            written.append(codec_threads(found["codec"], os.path.join(directory, "codec_threads.png")))
         written.append(feasibility(found["codec"], os.path.join(directory, "feasibility.png")))
     if any(measured(report) for report in found["rdma"]):
         written.append(rdma_bandwidth(found["rdma"], os.path.join(directory, "rdma_bandwidth.png")))

@@ -108,3 +108,15 @@ def predict_case(case, context, link, shared=None):
     bound = shared_core_rate(c, d, cores, link_cpu, case.get("workers", 1))
     out.update(rate=min(free, bound), shared=bound, shared_cores=cores, link_cpu_per_byte=link_cpu)
     return out
+
+
+def parallel_efficiency(rate_n, threads, rate_1):
+    """How much of the ideal N-fold speedup N threads reach: rate_N / (N x rate_1)."""
+    return rate_n / (threads * rate_1)
+
+
+def projected_rate(rate_1, efficiency, cores):
+    """A codec's rate on `cores` cores, assuming the efficiency measured at a smaller thread count
+    holds there: cores x rate_1 x efficiency. A projection, not a measurement: efficiency usually
+    falls as cores are added (memory bandwidth, shared caches), so this is an upper estimate."""
+    return cores * rate_1 * efficiency

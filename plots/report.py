@@ -1,10 +1,13 @@
-"""scripts/report: results/*.json -> results/table.md and results/plots/*.png."""
+"""scripts/report: results/*.json -> results/table.md, results/scaling.md (when the codecs ran at
+several thread counts) and results/plots/*.png."""
 import argparse
 import os
 import sys
 
 import figures
+import per_tensor
 import results
+import scaling
 import table
 
 
@@ -20,17 +23,28 @@ def main(argv=None):
     try:
         config = table.declared(args.codec, args.dataset, args.chunk, args.pages)
         found = results.load_dir(args.results)
+        tensors = per_tensor.write(args.results)  # bench_codec --per-tensor, when its JSON is there
     except (OSError, ValueError) as e:
         print(f"report: {e}", file=sys.stderr)
         return 2
     if not (found["codec"] or found["rdma"] or found["pipeline"] or found["headline_pipeline"]):
+        if tensors:
+            print(f"report: wrote {', '.join(tensors)}")
+            return 0
         print(f"report: no benchmark JSON in {args.results}", file=sys.stderr)
         return 2
     path = os.path.join(args.results, "table.md")
     with open(path, "w") as f:
         f.write(table.build(found, config))
+    if found["codec"] and scaling.measured(found["codec"]):
+        scaling_path = os.path.join(args.results, "scaling.md")
+        with open(scaling_path, "w") as f:
+            f.write(scaling.table(found["codec"]))
+        print(f"report: wrote {scaling_path}")
     written = figures.write_all(found, os.path.join(args.results, "plots"))
     print(f"report: wrote {path} and {len(written)} plots in {os.path.join(args.results, 'plots')}")
+    if tensors:
+        print(f"report: wrote {', '.join(tensors)}")
     return 0
 
 

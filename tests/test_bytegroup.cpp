@@ -49,6 +49,30 @@ TEST(ByteGroup, EveryPathMatchesScalarAndInvertsExactly) {
   }
 }
 
+// No path may assume aligned buffers: frames and pipeline slots put planes at any byte offset.
+TEST(ByteGroup, EveryPathHandlesUnalignedBuffers) {
+  constexpr std::size_t kElements = 1000;
+  for (std::size_t width : {2, 4}) {
+    const auto src = random_bytes(kElements * width + 8, static_cast<unsigned>(width));
+    for (std::size_t offset = 1; offset < 8; offset += 2) {
+      const std::span<const std::byte> input = std::span(src).subspan(offset, kElements * width);
+      for (SimdPath path : available_simd_paths()) {
+        SCOPED_TRACE(testing::Message() << simd_path_name(path) << " width " << width << " offset " << offset);
+        std::vector<std::byte> planes(kElements * width + 2 * offset);
+        std::vector<std::byte*> plane_ptrs(width);
+        for (std::size_t k = 0; k < width; ++k) plane_ptrs[k] = planes.data() + offset + k * kElements;
+        split_planes(input, width, plane_ptrs, path);
+        for (std::size_t i = 0; i < kElements; ++i)
+          for (std::size_t k = 0; k < width; ++k) ASSERT_EQ(plane_ptrs[k][i], input[i * width + k]);
+        std::vector<std::byte> back(kElements * width + offset);
+        std::vector<const std::byte*> const_ptrs(plane_ptrs.begin(), plane_ptrs.end());
+        merge_planes(const_ptrs, width, std::span(back).subspan(offset), path);
+        ASSERT_TRUE(std::equal(input.begin(), input.end(), back.begin() + static_cast<std::ptrdiff_t>(offset)));
+      }
+    }
+  }
+}
+
 TEST(ByteGroup, NamesAndBestPath) {
   EXPECT_EQ(simd_path_name(SimdPath::scalar), "scalar");
   EXPECT_EQ(best_simd_path(), available_simd_paths().back());

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "wirezip/util/cpus.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
 #include "wirezip/util/size.hpp"
@@ -99,6 +100,33 @@ TEST(Flag, ListsRefuseEmptyValuesAndItems) {
   EXPECT_EQ(flag_error([] { flag::list("--pages", ""); }), "--pages: no value (expected a comma-separated list)");
   EXPECT_EQ(flag_error([] { flag::list("--pages", "4k,"); }), "--pages: empty item in '4k,' (separator ',')");
   EXPECT_EQ(flag_error([] { flag::sizes("--chunks", "", 1); }), "--chunks: no value (expected a comma-separated list)");
+}
+
+TEST(Cpus, ParsesRangesAndSinglesInTheOrderWritten) {
+  const std::vector<int> allowed{0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(cpus::parse("--cpus", "0-3", allowed), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(cpus::parse("--cpus", "6,2,4", allowed), (std::vector<int>{6, 2, 4}));
+  EXPECT_EQ(cpus::parse("--cpus", "5,0-1", allowed), (std::vector<int>{5, 0, 1}));
+  EXPECT_EQ(cpus::format({0, 1, 8}), "0,1,8");
+}
+
+TEST(Cpus, RefusesEmptyReversedRepeatedAndForbiddenCpus) {
+  const std::vector<int> allowed{0, 1, 2, 3};
+  EXPECT_EQ(flag_error([] { cpus::parse("--cpus", "", {0, 1}); }), "--cpus: no value (expected a comma-separated list)");
+  EXPECT_EQ(flag_error([] { cpus::parse("--cpus", "3-1", {0, 1, 2, 3}); }), "--cpus: '3-1' is a reversed range");
+  EXPECT_EQ(flag_error([] { cpus::parse("--cpus", "0,4", {0, 1, 2, 3}); }),
+            "--cpus: CPU 4 is not one this process may run on (0,1,2,3)");
+  EXPECT_EQ(flag_error([] { cpus::parse("--cpus", "0-1,1", {0, 1}); }), "--cpus: CPU 1 is listed twice");
+  for (const char* bad : {"-1", "a", "1-", "0--1", "1,,2", " 1", "+1"})
+    EXPECT_THROW(cpus::parse("--cpus", bad, allowed), Error) << bad;
+}
+
+TEST(Cpus, AllowedIsNeverEmptyAndThreadsAllDoublesToTheCount) {
+  EXPECT_FALSE(cpus::allowed().empty());
+  EXPECT_EQ(cpus::doubling_up_to(1), (std::vector<int>{1}));
+  EXPECT_EQ(cpus::doubling_up_to(2), (std::vector<int>{1, 2}));
+  EXPECT_EQ(cpus::doubling_up_to(6), (std::vector<int>{1, 2, 4, 6}));
+  EXPECT_EQ(cpus::doubling_up_to(16), (std::vector<int>{1, 2, 4, 8, 16}));
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 #include "codec_case.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "wirezip/codecs/registry.hpp"
@@ -67,6 +71,19 @@ void verify(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::byte>& re
 
 void set_if_known(benchmark::State& state, const char* name, double value) {
   if (!std::isnan(value)) state.counters[name] = value;
+}
+
+// Thread `thread` of a run onto cpus[thread % size], before it touches its chunks (so they are
+// first touched from that CPU). Thread 0 is Google Benchmark's main thread: it stays pinned after
+// the run, which is harmless, since each later thread pins itself before its work.
+void pin(const std::vector<int>& cpus, int thread) {
+  if (cpus.empty()) return;
+  const int cpu = cpus[static_cast<std::size_t>(thread) % cpus.size()];
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (const int err = pthread_setaffinity_np(pthread_self(), sizeof set, &set); err != 0)
+    fail("pthread_setaffinity_np(thread {}, cpu {}): {}", thread, cpu, std::strerror(err));
 }
 
 // Ratio is a property of all chunks together: the last thread of a run to get here reports it and
@@ -172,6 +189,7 @@ void run_codec_case(benchmark::State& state, const CodecCase& config) {
   std::vector<std::byte> restored;
   // Both directions start from real frames: the decompress case times exactly these.
   bool ok = guarded(state, [&] {
+    pin(config.cpus, state.thread_index());
     codec = codecs::make_codec(config.codec_spec);
     mine = chunks_for_thread(config, *codec, state.thread_index(), threads);
     restored.resize(mine.original_bytes);

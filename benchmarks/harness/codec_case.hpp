@@ -85,6 +85,7 @@ struct CodecCase {
   bool is_memcpy() const { return codec_spec == "memcpy"; }
   // What makes two cases' rates comparable: data set, chunk size, direction and thread count.
   std::string ceiling_key(int threads) const;
+  std::vector<int> cpus;  // --cpus: thread i runs on cpus[i % size]; empty: wherever the kernel puts it
 
   // What the threads of one run share: the wall clock, and totals the last thread to finish reports.
   // Runs (thread counts, repetitions) follow each other, never overlap.

@@ -57,6 +57,7 @@ void announce_listening(std::string_view binary, rdma::TransportKind kind, const
   if (flags.secret_file.empty() && !std::getenv("WIREZIP_SECRET_FILE"))
     fmt::print("{}: no --secret-file: anyone who can reach this port can run cases and stop this server\n", binary);
   std::fflush(stdout);
+  if (flags.on_listening) flags.on_listening(port);
 }
 
 void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port, const std::string& transport_help) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -27,6 +28,8 @@ struct LinkFlags {
   std::string allow_pages = "4k,thp,hugetlb";
   long max_timeout_ms = 600'000;
   std::string secret_file;  // or WIREZIP_SECRET_FILE
+  // --mpi: told the port once a --serve side listens (an ephemeral one), to pass it to the peer rank.
+  std::function<void(std::uint16_t)> on_listening;
 
   // qps, device, timeout, limits and the secret as LinkOptions; throws on values out of range.
   rdma::LinkOptions options() const;

@@ -135,13 +135,16 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   if (c.config.mode != pipeline::Mode::raw) add_stage_counters(state, c, stages, rate, bytes);
 }
 
-int serve_pipelines(rdma::TransportKind kind, const LinkFlags& flags) {
+int serve_pipelines(rdma::TransportKind kind, const LinkFlags& flags, const std::string& decoder) {
   const rdma::LinkOptions options = flags.options();
   pipeline::ServeLimits limits;
   limits.max_timeout = std::chrono::milliseconds(flags.max_timeout_ms);
   limits.idle = std::chrono::seconds(flags.idle_s);
+  limits.decoder = decoder;
   auto listener = rdma::listen(kind, options, flags.bind, flags.port);
   announce_listening("bench_pipeline", kind, flags, listener->port());
+  if (!decoder.empty()) fmt::print("bench_pipeline: decoding every case with decoder={}\n", decoder);
+  std::fflush(stdout);
   int served = 0;
   while (true) {
     std::unique_ptr<rdma::Endpoint> endpoint;

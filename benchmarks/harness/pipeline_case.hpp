@@ -56,7 +56,8 @@ struct PipelineCase {
 void run_pipeline_case(benchmark::State& state, const PipelineCase& config);
 
 // The --serve side: accepts links one after another and serves each until its sender is done;
-// a misbehaving peer or case is logged in one line and the next one served.
-int serve_pipelines(rdma::TransportKind kind, const LinkFlags& flags);
+// a misbehaving peer or case is logged in one line and the next one served. A non-empty `decoder`
+// decodes every case with that backend (pipeline::ServeLimits::decoder).
+int serve_pipelines(rdma::TransportKind kind, const LinkFlags& flags, const std::string& decoder = "");
 
 }  // namespace wirezip::harness

@@ -261,6 +261,8 @@ std::size_t ExponentContextCodec::decompress(std::span<const std::byte> src, std
       decode_context(stored, reinterpret_cast<const std::uint8_t*>(planes[0]), target);
     else if (entry.mode == PlaneMode::coded)
       ans_->decode(stored, target);
+    else if (entry.mode == PlaneMode::constant)  // one byte, every element's (read_frame_header checked it)
+      std::fill(target.begin(), target.end(), stored[0]);
   }
   hash_.reset();
   merge_and_hash(header.layout, {planes.data(), width_}, width_, dst.first(width_ * plane), hash_);

@@ -17,7 +17,6 @@ namespace wirezip::codecs {
 namespace {
 
 constexpr std::array<std::byte, 4> kMagic{std::byte{'W'}, std::byte{'Z'}, std::byte{'F'}, std::byte{'1'}};
-constexpr std::uint8_t kVersion = 2;
 
 #if WIREZIP_XXH_DISPATCH
 // libxxhash's dispatched AVX-512 path returns with the upper vector state dirty (no vzeroupper),
@@ -44,9 +43,19 @@ PlaneLayout read_layout(std::uint8_t layout, std::uint8_t width) {
 
 }  // namespace
 
+std::string_view coder_name(CoderId id) {
+  constexpr std::array<std::string_view, 8> names{"raw", "lz4", "zstd", "rans", "huff", "igzip", "deflate", "ans"};
+  return names.at(static_cast<std::size_t>(id));
+}
+
+std::string_view plane_mode_name(PlaneMode mode) {
+  constexpr std::array<std::string_view, 3> names{"raw", "coded", "constant"};
+  return names.at(static_cast<std::size_t>(mode));
+}
+
 void write_frame_header(const FrameHeader& header, std::span<std::byte> dst) {
   std::memcpy(dst.data(), kMagic.data(), kMagic.size());
-  store_le<std::uint8_t>(dst, 4, kVersion);
+  store_le<std::uint8_t>(dst, 4, kFrameVersion);
   store_le<std::uint8_t>(dst, 5, static_cast<std::uint8_t>(header.coder));
   store_le<std::uint8_t>(dst, 6, header.element_width);
   store_le<std::uint8_t>(dst, 7, static_cast<std::uint8_t>(header.layout));
@@ -66,12 +75,11 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   const auto version = load_le<std::uint8_t>(frame, 4);
   if (version == 1)
     fail("frame version 1 is from a wirezip before issue 12 (planes stored in plane order); this build reads "
-         "version {} only: compress the data again with this build", kVersion);
-  if (version != kVersion) fail("corrupt frame: version {} (this build reads {})", version, kVersion);
+         "version {} only: compress the data again with this build", kFrameVersion);
+  if (version != kFrameVersion) fail("corrupt frame: version {} (this build reads {})", version, kFrameVersion);
   FrameHeader header;
   auto coder = load_le<std::uint8_t>(frame, 5);
-  if (coder > static_cast<std::uint8_t>(CoderId::igzip) && coder != static_cast<std::uint8_t>(CoderId::ans))
-    fail("corrupt frame: unknown coder id {}", coder);
+  if (coder > static_cast<std::uint8_t>(CoderId::ans)) fail("corrupt frame: unknown coder id {}", coder);
   header.coder = static_cast<CoderId>(coder);
   header.element_width = load_le<std::uint8_t>(frame, 6);
   if (header.element_width == 0 || header.element_width > kMaxElementWidth)
@@ -86,15 +94,17 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   for (std::size_t k = 0; k < header.element_width; ++k) {
     PlaneEntry& plane = header.planes[k];
     auto mode = load_le<std::uint8_t>(frame, 24 + 5 * k);
-    if (mode > static_cast<std::uint8_t>(PlaneMode::coded)) fail("corrupt frame: plane {} has mode {}", k, mode);
+    if (mode > static_cast<std::uint8_t>(PlaneMode::constant)) fail("corrupt frame: plane {} has mode {}", k, mode);
     plane.mode = static_cast<PlaneMode>(mode);
     plane.stored_size = load_le<std::uint32_t>(frame, 25 + 5 * k);
     if (plane.mode == PlaneMode::raw && plane.stored_size != header.plane_size())
       fail("corrupt frame: raw plane {} stores {} bytes, expected {}", k, plane.stored_size, header.plane_size());
     if (plane.mode == PlaneMode::coded && header.coder == CoderId::raw)
       fail("corrupt frame: plane {} is coded but the frame's coder is raw", k);
-    if (plane.mode == PlaneMode::coded && header.plane_size() == 0)
-      fail("corrupt frame: plane {} is empty but marked coded", k);
+    if (plane.mode != PlaneMode::raw && header.plane_size() == 0)
+      fail("corrupt frame: plane {} is empty but marked {}", k, plane_mode_name(plane.mode));
+    if (plane.mode == PlaneMode::constant && plane.stored_size != 1)
+      fail("corrupt frame: constant plane {} stores {} bytes, expected 1", k, plane.stored_size);
     total += plane.stored_size;
   }
   if (total != frame.size())
@@ -106,9 +116,9 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
 std::array<std::size_t, kMaxElementWidth> plane_offsets(const FrameHeader& header) {
   std::array<std::size_t, kMaxElementWidth> offsets{};
   std::size_t at = header.encoded_size();
-  for (PlaneMode mode : {PlaneMode::raw, PlaneMode::coded})
+  for (bool raw : {true, false})  // raw planes, then the others (coded and constant)
     for (std::size_t k = 0; k < header.element_width; ++k)
-      if (header.planes[k].mode == mode) {
+      if ((header.planes[k].mode == PlaneMode::raw) == raw) {
         offsets[k] = at;
         at += header.planes[k].stored_size;
       }

@@ -17,11 +17,6 @@
 namespace wirezip::codecs {
 namespace {
 
-std::string_view coder_name(CoderId id) {
-  constexpr std::array<std::string_view, 8> names{"raw", "lz4", "zstd", "rans", "huff", "igzip", "?", "ans"};
-  return names.at(static_cast<std::size_t>(id));
-}
-
 class FramedCodec final : public Codec {
  public:
   FramedCodec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder, PlaneLayout layout)
@@ -59,8 +54,19 @@ class FramedCodec final : public Codec {
   ChecksumStream hash_;
 };
 
+// True when every byte equals the first. Comparing the plane with itself shifted by one stops at the
+// first difference, so a plane with any structure costs a few bytes of this, a constant one a pass.
+bool is_constant(std::span<const std::byte> plane) {
+  return !plane.empty() && std::memcmp(plane.data(), plane.data() + 1, plane.size() - 1) == 0;
+}
+
 PlaneEntry FramedCodec::put_plane(std::span<const std::byte> plane, std::byte* out) {
-  if (coder_ && !looks_incompressible(plane)) {
+  // Zero tensors and constant fills (ones, a bias) cost one byte per plane, whatever the coder.
+  if (is_constant(plane)) {
+    *out = plane.front();
+    return {PlaneMode::constant, 1};
+  }
+  if (!looks_incompressible(plane)) {
     std::size_t size = coder_->encode(plane, {out, coder_->bound(plane.size())});
     if (size < plane.size()) return {PlaneMode::coded, static_cast<std::uint32_t>(size)};
   }
@@ -110,6 +116,12 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
     header.checksum = split_hashed(src, {planes.data(), width_});
     for (std::size_t k = 0; k < width_; ++k) {
       if (raw >> k & 1) continue;
+      if (is_constant({planes[k], plane})) {  // one byte, as put_plane stores it
+        *out = planes[k][0];
+        header.planes[k] = {PlaneMode::constant, 1};
+        out += 1;
+        continue;
+      }
       const std::size_t size = coder_->encode({planes[k], plane}, {out, coder_->bound(plane)});
       if (size < plane) {
         header.planes[k] = {PlaneMode::coded, static_cast<std::uint32_t>(size)};
@@ -156,6 +168,9 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
     std::span<std::byte> target = width_ == 1 ? whole : std::span(scratch_).subspan(k * plane, plane);
     if (entry.mode == PlaneMode::coded) {
       coder_->decode({in, entry.stored_size}, target);
+      planes[k] = target.data();
+    } else if (entry.mode == PlaneMode::constant) {
+      std::fill(target.begin(), target.end(), *in);
       planes[k] = target.data();
     } else if (width_ == 1) {
       std::copy_n(in, target.size(), target.data());

@@ -1,6 +1,7 @@
 // wirezip's own order-0 coder: canonical Huffman, codes of at most 11 bits, four streams coded and
 // decoded interleaved so one core overlaps their dependency chains. The encoder looks up two
-// symbols at a time; the decoder up to four per 11-bit window.
+// symbols at a time; the decoder up to four per 11-bit window. The hot loops come from the coder's
+// SIMD path (huff_kernels.hpp); the format and every byte written are the same on every path.
 //
 // Why our own: htscodecs rANS, zstd with forced literals and ISA-L igzip were measured side by side
 // in bench_codec, and none codes the bf16 exponent plane fast enough to match blosc's throughput.
@@ -8,11 +9,9 @@
 //
 // Coded plane: format byte | 256 code lengths, 4 bits each (128 bytes) | sizes of streams 0-2 (u32 LE)
 // | 4 LSB-first bit streams. Stream s codes symbols [s*q, (s+1)*q), q = n/4; the last takes the rest.
-#include <algorithm>
-#include <bit>
 #include <cstring>
 
-#include "huff_tables.hpp"
+#include "huff_kernels.hpp"
 #include "plane_coder.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -21,21 +20,10 @@ namespace {
 
 using namespace huff;
 
-constexpr std::size_t kStreams = 4;
 constexpr std::size_t kLengthsOffset = 1, kSizesOffset = 1 + 128;
 constexpr std::size_t kHeaderSize = kSizesOffset + 4 * (kStreams - 1);
 enum Format : std::uint8_t { kEmpty = 0, kSingleSymbol = 1, kHuffman = 2 };
 
-std::uint64_t load64(const std::uint8_t* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-  return v;
-}
-void store64(std::uint8_t* p, std::uint64_t v) {
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
-}
 std::uint32_t load32(const std::uint8_t* p) {
   return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
 }
@@ -48,140 +36,16 @@ std::array<std::size_t, kStreams + 1> stream_bounds(std::size_t n) {
   return {0, q, 2 * q, 3 * q, n};
 }
 
-struct EncodeLane {
-  const std::uint8_t* in;
-  std::uint8_t* out;
-  std::uint64_t bits = 0;
-  unsigned count = 0;
-
-  void put(std::uint32_t code_bits, unsigned length) {
-    bits |= static_cast<std::uint64_t>(code_bits) << count;
-    count += length;
-  }
-  // At most 7 bits stay pending, so two 22-bit pair codes always fit before the next flush.
-  void flush() {
-    store64(out, bits);
-    const unsigned bytes = count >> 3;
-    out += bytes;
-    bits >>= 8 * bytes;  // bytes <= 6: count never exceeds 7 + 2 * 22
-    count &= 7;
-  }
-  void finish() {
-    flush();
-    if (count) *out++ = static_cast<std::uint8_t>(bits);
-  }
-};
-
-// The bulk of encoding: `groups` rounds of four symbols (two pair lookups) per lane. Two lanes go
-// together: enough independent work to hide latency, few enough values to stay in registers.
-// The lanes are copied into locals so byte stores cannot alias their state.
-WZ_HOT void encode_bulk(EncodeLane* lanes, std::size_t groups, const PairCodes& pairs) {
-  const std::uint32_t* bits = pairs.bits.data();
-  const std::uint8_t* lengths = pairs.lengths.data();
-  auto round = [bits, lengths](EncodeLane& l) {
-    const unsigned p0 = l.in[0] | (l.in[1] << 8), p1 = l.in[2] | (l.in[3] << 8);
-    l.put(bits[p0], lengths[p0]);
-    l.put(bits[p1], lengths[p1]);
-    l.in += 4;
-    l.flush();
-  };
-  for (std::size_t first = 0; first < kStreams; first += 2) {
-    EncodeLane a = lanes[first], b = lanes[first + 1];
-    for (std::size_t g = 0; g < groups; ++g) {
-      round(a);
-      round(b);
-    }
-    lanes[first] = a, lanes[first + 1] = b;
-  }
-}
-
-// One stream decoding into its own part of the plane. Past the stream's end it reads zeros and
-// counts them, so a corrupt stream is caught by consumed_bits(), never by an out-of-bounds read.
-struct DecodeLane {
-  const std::uint8_t* start;
-  const std::uint8_t* in;
-  const std::uint8_t* in_end;
-  std::uint8_t* out;
-  std::uint8_t* out_end;
-  std::uint64_t bits = 0;
-  unsigned count = 0;
-  std::size_t overrun = 0;  // bytes taken past in_end
-
-  // Branch-free refill to >= 56 bits; the caller guarantees 8 readable bytes at `in`.
-  void refill_unchecked() {
-    bits |= load64(in) << count;
-    in += (63 - count) >> 3;
-    count |= 56;
-  }
-  void refill() {
-    if (in_end - in >= 8) return refill_unchecked();
-    std::uint8_t tail[8] = {};
-    const std::size_t left = static_cast<std::size_t>(in_end - in);
-    std::memcpy(tail, in, left);
-    bits |= load64(tail) << count;
-    const std::size_t advance = (63 - count) >> 3;
-    in += std::min(advance, left);
-    overrun += advance - std::min(advance, left);
-    count |= 56;
-  }
-  // Decodes up to four symbols; always writes four bytes at `out`.
-  void decode_window(const DecodeEntry* table) {
-    const DecodeEntry e = table[bits & kWindowMask];
-    auto symbols = static_cast<std::uint32_t>(e);  // the first symbol in the low byte
-    if constexpr (std::endian::native == std::endian::big) symbols = __builtin_bswap32(symbols);
-    std::memcpy(out, &symbols, 4);
-    out += (e >> 32) & 0xff;
-    const unsigned used = (e >> 40) & 0xff;
-    bits >>= used;
-    count -= used;
-  }
-  void decode_one(const DecodeEntry* table) {
-    const DecodeEntry e = table[bits & kWindowMask];
-    *out++ = static_cast<std::uint8_t>(e);
-    const unsigned used = (e >> 48) & 0xff;
-    bits >>= used;
-    count -= used;
-  }
-  std::uint64_t consumed_bits() const { return 8 * static_cast<std::uint64_t>(in - start + overrun) - count; }
-  // Room for one bulk round: an 8-byte refill, then five windows that each write 4 bytes.
-  bool bulk_ready() const { return in_end - in >= 8 && out_end - out >= 5 * kMaxSymbolsPerEntry; }
-};
-
-// The bulk of decoding: all four lanes advance together while each has room for a full round.
-WZ_HOT void decode_bulk(DecodeLane* lanes, const DecodeEntry* table) {
-  DecodeLane a = lanes[0], b = lanes[1], c = lanes[2], d = lanes[3];
-  while (a.bulk_ready() & b.bulk_ready() & c.bulk_ready() & d.bulk_ready()) {
-    a.refill_unchecked();
-    b.refill_unchecked();
-    c.refill_unchecked();
-    d.refill_unchecked();
-    for (int window = 0; window < 5; ++window) {  // 56 bits hold five windows' codes of <= 11 bits
-      a.decode_window(table);
-      b.decode_window(table);
-      c.decode_window(table);
-      d.decode_window(table);
-    }
-  }
-  lanes[0] = a, lanes[1] = b, lanes[2] = c, lanes[3] = d;
-  // Lanes finish unevenly (a run of short codes decodes faster): the rest go on one at a time.
-  for (std::size_t s = 0; s < kStreams; ++s) {
-    DecodeLane lane = lanes[s];
-    while (lane.bulk_ready()) {
-      lane.refill_unchecked();
-      for (int window = 0; window < 5; ++window) lane.decode_window(table);
-    }
-    lanes[s] = lane;
-  }
-}
-
 class HuffCoder final : public PlaneCoder {
  public:
+  explicit HuffCoder(SimdPath path) : kernels_(huff_kernels(path)) {}
   CoderId id() const override { return CoderId::huff; }
   std::size_t bound(std::size_t n) const override { return kHeaderSize + n * kMaxLength / 8 + 16 * kStreams; }
   std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override;
   void decode(std::span<const std::byte> src, std::span<std::byte> dst) override;
 
  private:
+  HuffKernels kernels_;
   std::array<std::vector<std::uint8_t>, kStreams> scratch_;  // one bit stream each, then copied out
   PairCodes pair_codes_;
   std::array<DecodeEntry, kWindowMask + 1> table_{};
@@ -195,7 +59,7 @@ std::size_t HuffCoder::encode(std::span<const std::byte> src_bytes, std::span<st
     dst[0] = kEmpty;
     return 1;
   }
-  const ByteRange range = byte_range(src, n);
+  const ByteRange range = kernels_.byte_range(src, n);
   if (range.low == range.high) {
     dst[0] = kSingleSymbol;
     dst[1] = src[0];
@@ -214,7 +78,7 @@ std::size_t HuffCoder::encode(std::span<const std::byte> src_bytes, std::span<st
     scratch_[s].resize((bounds[s + 1] - bounds[s]) * kMaxLength / 8 + 16);
     lanes[s] = {src + bounds[s], scratch_[s].data()};
   }
-  encode_bulk(lanes.data(), bounds[1] / 4, pair_codes_);
+  kernels_.encode_bulk(lanes.data(), bounds[1] / 4, pair_codes_);
   std::uint8_t* out = dst + kHeaderSize;
   for (std::size_t s = 0; s < kStreams; ++s) {
     EncodeLane& lane = lanes[s];
@@ -261,7 +125,7 @@ void HuffCoder::decode(std::span<const std::byte> src_bytes, std::span<std::byte
     lanes[s] = {src + offset, src + offset, src + offset + stream_size, dst + bounds[s], dst + bounds[s + 1]};
     offset += stream_size;
   }
-  decode_bulk(lanes.data(), table_.data());
+  kernels_.decode_bulk(lanes.data(), table_.data());
   for (std::size_t s = 0; s < kStreams; ++s) {
     DecodeLane& lane = lanes[s];
     while (lane.out < lane.out_end) {
@@ -275,6 +139,6 @@ void HuffCoder::decode(std::span<const std::byte> src_bytes, std::span<std::byte
 
 }  // namespace
 
-std::unique_ptr<PlaneCoder> make_huff_coder() { return std::make_unique<HuffCoder>(); }
+std::unique_ptr<PlaneCoder> make_huff_coder(SimdPath path) { return std::make_unique<HuffCoder>(path); }
 
 }  // namespace wirezip::codecs

@@ -24,18 +24,6 @@ Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t block, std:
   return sub[0];
 }
 
-WZ_HOT ByteRange byte_range(const std::uint8_t* src, std::size_t n) {
-  std::uint8_t low = 0xff, high = 0, low7 = 0x7f, high7 = 0;
-  for (std::size_t i = 0; i < n; ++i) {  // four min/max reductions: vectorised by the compiler
-    const std::uint8_t b = src[i], b7 = b & 0x7f;
-    low = std::min(low, b);
-    high = std::max(high, b);
-    low7 = std::min(low7, b7);
-    high7 = std::max(high7, b7);
-  }
-  return {low, high, low7, high7};
-}
-
 Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range) {
   // Contiguous 256-byte blocks, one in four: a strided sample would see only one byte position of
   // data with a period of 2 or 4 (interleaved bf16 or fp32).

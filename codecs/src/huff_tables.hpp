@@ -22,21 +22,14 @@ constexpr std::uint32_t code_bits(std::uint32_t code) { return code & 0xffffff; 
 // Bytes 0-3: the symbols; byte 4: how many; byte 5: their total bits; byte 6: the first one's bits.
 using DecodeEntry = std::uint64_t;
 
-#if defined(__x86_64__)
-// Hot loops gain from AVX2 and BMI2's flag-free shifts; the default clone runs on any x86-64.
-#define WZ_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define WZ_HOT
-#endif
-
 // Counts of the bytes in [start, start + block) for start = 0, every, 2 * every, ...
 Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t block, std::size_t every);
 
-// The smallest and largest byte, and the same with the sign bit (bit 7) masked off.
+// The smallest and largest byte, and the same with the sign bit (bit 7) masked off
+// (HuffKernels::byte_range computes it).
 struct ByteRange {
   std::uint8_t low, high, low7, high7;
 };
-ByteRange byte_range(const std::uint8_t* src, std::size_t n);
 
 // The counts the code is built from. Small planes are counted exactly; large ones from a sample of
 // a quarter of their bytes (code lengths need proportions, not exact counts). Every symbol inside `range` (both

@@ -1,4 +1,5 @@
-// Plane coders backed by well-kept libraries: LZ4, zstd, htscodecs rANS, ISA-L igzip.
+// Plane coders backed by well-kept libraries: LZ4, zstd, htscodecs rANS, ISA-L igzip. LZ4 and igzip
+// planes are standard streams, decoded through the decoder seam (decoders.hpp).
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_literalCompressionMode: experimental API, ZSTD_ps_enable needs >= 1.5.1
 extern "C" {
 #include <htscodecs/htscodecs.h>  // this header lacks its own extern "C" guard
@@ -41,7 +42,8 @@ std::size_t checked_bound(std::size_t n, std::size_t (*bound)(std::size_t)) {
 
 class Lz4Coder final : public PlaneCoder {
  public:
-  explicit Lz4Coder(int acceleration) : acceleration_(acceleration), state_(LZ4_sizeofState()) {}
+  Lz4Coder(int acceleration, std::unique_ptr<StreamDecoder> decoder)
+      : acceleration_(acceleration), state_(LZ4_sizeofState()), decoder_(std::move(decoder)) {}
   CoderId id() const override { return CoderId::lz4; }
   std::size_t bound(std::size_t n) const override {
     return checked_bound(n, [](std::size_t m) { return static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(m))); });
@@ -53,16 +55,12 @@ class Lz4Coder final : public PlaneCoder {
     if (n <= 0) fail("lz4: compression of {} bytes failed", src.size());
     return static_cast<std::size_t>(n);
   }
-  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override {
-    check_int_size(src.size(), "lz4");
-    int n = LZ4_decompress_safe(chars(src), chars(dst), static_cast<int>(src.size()), static_cast<int>(dst.size()));
-    if (n < 0 || static_cast<std::size_t>(n) != dst.size())
-      fail("corrupt frame: lz4 plane decodes to {} bytes, expected {}", n, dst.size());
-  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override { decoder_->decode(src, dst); }
 
  private:
   int acceleration_;
   std::vector<char> state_;
+  std::unique_ptr<StreamDecoder> decoder_;
 };
 
 class ZstdCoder final : public PlaneCoder {
@@ -126,7 +124,8 @@ class RansCoder final : public PlaneCoder {
 
 class IgzipCoder final : public PlaneCoder {
  public:
-  explicit IgzipCoder(int level) : level_(level), level_buffer_(ISAL_DEF_LVL3_LARGE) {}
+  IgzipCoder(int level, std::unique_ptr<StreamDecoder> decoder)
+      : level_(level), level_buffer_(ISAL_DEF_LVL3_LARGE), decoder_(std::move(decoder)) {}
   CoderId id() const override { return CoderId::igzip; }
   std::size_t bound(std::size_t n) const override { return n + n / 8 + 1024; }
   std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
@@ -149,32 +148,26 @@ class IgzipCoder final : public PlaneCoder {
     if (int rc = isal_deflate_stateless(&stream); rc != COMP_OK) fail("igzip: deflate failed ({})", rc);
     return stream.total_out;
   }
-  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override {
-    check_int_size(src.size(), "igzip");
-    inflate_state state;
-    isal_inflate_init(&state);
-    state.next_in = uchars(src);
-    state.avail_in = static_cast<std::uint32_t>(src.size());
-    state.next_out = uchars(dst);
-    state.avail_out = static_cast<std::uint32_t>(dst.size());
-    int rc = isal_inflate_stateless(&state);
-    if (rc != ISAL_DECOMP_OK || state.total_out != dst.size())
-      fail("corrupt frame: igzip plane: inflate returned {} after {} of {} bytes", rc, state.total_out, dst.size());
-  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override { decoder_->decode(src, dst); }
 
  private:
   int level_;
   std::vector<std::uint8_t> level_buffer_;
+  std::unique_ptr<StreamDecoder> decoder_;
 };
 
 }  // namespace
 
-std::unique_ptr<PlaneCoder> make_lz4_coder(int acceleration) { return std::make_unique<Lz4Coder>(acceleration); }
+std::unique_ptr<PlaneCoder> make_lz4_coder(int acceleration, std::unique_ptr<StreamDecoder> decoder) {
+  return std::make_unique<Lz4Coder>(acceleration, std::move(decoder));
+}
 std::unique_ptr<PlaneCoder> make_zstd_coder(int level, bool force_literals) {
   return std::make_unique<ZstdCoder>(level, force_literals);
 }
 std::unique_ptr<PlaneCoder> make_rans_coder() { return std::make_unique<RansCoder>(); }
-std::unique_ptr<PlaneCoder> make_igzip_coder(int level) { return std::make_unique<IgzipCoder>(level); }
+std::unique_ptr<PlaneCoder> make_igzip_coder(int level, std::unique_ptr<StreamDecoder> decoder) {
+  return std::make_unique<IgzipCoder>(level, std::move(decoder));
+}
 
 std::string lz4_version() { return LZ4_versionString(); }
 std::string zstd_version() { return ZSTD_versionString(); }

@@ -4,7 +4,11 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <array>
+
 #include "codec_factories.hpp"
+#include "decoder_backends.hpp"
 #include "plane_layout.hpp"
 #include "wirezip/codecs/frame.hpp"
 #include "wirezip/util/error.hpp"
@@ -14,7 +18,8 @@ namespace wirezip::codecs {
 namespace {
 
 constexpr std::string_view kValidForms =
-    "memcpy, lz4[:accel=N], zstd[:level=N][:literals=1], rans, huff, ans, igzip[:level=0..3], "
+    "memcpy, lz4[:accel=N][:decoder=D], zstd[:level=N][:literals=1], rans, huff, ans, igzip[:level=0..3][:decoder=D], "
+    "deflate[:decoder=D], "
     "bytegroup[:width=W][:split=exponent[:format=bf16|fp16|fp32]][+CODER], "
     "bytegroup:split=exponent+ans:context=exponent, blosc:{noshuffle|shuffle|bitshuffle}[:width=W]+{lz4|lz4hc|zstd|blosclz|zlib}"
     "[:level=N]";
@@ -23,11 +28,20 @@ constexpr std::string_view kValidForms =
   fail("bad codec spec '{}': {}; valid forms: {}", spec, why, kValidForms);
 }
 
-// A coder stage: lz4, zstd, rans, huff, igzip with their options.
+// The coders whose planes are standard streams, which any backend of the decoder seam decodes.
+constexpr std::array<std::string_view, 3> kCodersWithDecoders = {"lz4", "igzip", "deflate"};
+
+// The decoder= option of a coder stage, or the format's default.
+std::unique_ptr<StreamDecoder> take_decoder(SpecPart& part, StreamFormat format) {
+  return make_decoder(format, part.take("decoder").value_or(std::string(default_decoder(format))));
+}
+
+// A coder stage: lz4, zstd, rans, huff, igzip, deflate with their options.
 std::unique_ptr<PlaneCoder> make_coder(std::string_view spec, SpecPart part) {
   std::unique_ptr<PlaneCoder> coder;
   if (part.name == "lz4") {
-    coder = make_lz4_coder(static_cast<int>(part.take_int("accel", 1, 1, 65537)));
+    const int acceleration = static_cast<int>(part.take_int("accel", 1, 1, 65537));
+    coder = make_lz4_coder(acceleration, take_decoder(part, StreamFormat::lz4));
   } else if (part.name == "zstd") {
     int level = static_cast<int>(part.take_int("level", 1, ZSTD_minCLevel(), ZSTD_maxCLevel()));
     coder = make_zstd_coder(level, part.take_int("literals", 0, 0, 1) == 1);
@@ -38,7 +52,10 @@ std::unique_ptr<PlaneCoder> make_coder(std::string_view spec, SpecPart part) {
   } else if (part.name == "ans") {
     coder = make_ans_coder();
   } else if (part.name == "igzip") {
-    coder = make_igzip_coder(static_cast<int>(part.take_int("level", 0, 0, 3)));
+    const int level = static_cast<int>(part.take_int("level", 0, 0, 3));
+    coder = make_igzip_coder(level, take_decoder(part, StreamFormat::deflate));
+  } else if (part.name == "deflate") {
+    coder = make_deflate_coder(take_decoder(part, StreamFormat::deflate));
   } else {
     bad_spec(spec, fmt::format("unknown coder '{}'", part.name));
   }
@@ -139,6 +156,29 @@ std::unique_ptr<Codec> build_codec(std::string_view spec) {
 
 }  // namespace
 
+std::string with_decoder(std::string_view spec, std::string_view decoder) {
+  std::vector<std::string> stages = split(spec, '+');
+  const std::string head = parse_spec_part(stages.front()).name;
+  const bool grouped = head == "bytegroup" && stages.size() == 2;
+  std::string& stage = grouped ? stages[1] : stages[0];
+  const std::string coder = parse_spec_part(stage).name;
+  if ((!grouped && stages.size() != 1) ||
+      std::find(kCodersWithDecoders.begin(), kCodersWithDecoders.end(), coder) == kCodersWithDecoders.end())
+    fail("codec '{}' takes no decoder (only lz4, igzip and deflate planes are standard streams)", spec);
+  std::vector<std::string> words = split(stage, ':');
+  std::erase_if(words, [](const std::string& w) { return w.starts_with("decoder="); });
+  words.push_back(fmt::format("decoder={}", decoder));
+  stage = fmt::format("{}", fmt::join(words, ":"));
+  std::string result = fmt::format("{}", fmt::join(stages, "+"));
+  make_codec(result);  // the backend must exist and decode this coder's format
+  return result;
+}
+
+bool writes_frames(std::string_view spec) {
+  make_codec(spec);
+  return parse_spec_part(split(spec, '+').front()).name != "blosc";
+}
+
 std::unique_ptr<Codec> make_codec(std::string_view spec) {
   try {
     return build_codec(spec);
@@ -168,6 +208,11 @@ std::vector<CodecInfo> list_codecs() {
       {"bytegroup+rans", "byte planes + rANS 4x16 order 0", "htscodecs " + v.at("htscodecs")},
       {"bytegroup+igzip:level=0", "byte planes + ISA-L deflate, per-plane Huffman tables", "isa-l " + v.at("isa-l")},
       {"bytegroup+huff", "byte planes + wirezip Huffman", wirezip},
+      {"bytegroup+deflate", "byte planes as literal-only raw DEFLATE (wirezip encoder), any inflate decodes them",
+       "wirezip; isa-l " + v.at("isa-l")},
+      {"bytegroup+deflate:decoder=libdeflate", "the same frames, inflated by libdeflate",
+       "wirezip; libdeflate " + v.at("libdeflate")},
+      {"bytegroup+deflate:decoder=zlib", "the same frames, inflated by zlib", "wirezip; zlib " + v.at("zlib")},
       {"bytegroup:width=4+huff", "fp32 byte planes + wirezip Huffman", wirezip},
       {"bytegroup:split=exponent+huff", "exponent plane + sign/mantissa plane, wirezip Huffman (the best codec)",
        wirezip},
@@ -196,6 +241,7 @@ std::vector<std::string> default_codec_specs() {
           "bytegroup:split=exponent+ans",
           "bytegroup:split=exponent+ans:context=exponent",
           std::string(kBestCodecSpec),
+          "bytegroup+deflate",
           "blosc:shuffle+lz4",
           "blosc:bitshuffle+lz4",
           "blosc:bitshuffle+zstd:level=1"};
@@ -209,6 +255,8 @@ std::map<std::string, std::string> library_versions() {
           {"zstd", zstd_version()},
           {"htscodecs", htscodecs_version_string()},
           {"isa-l", isal_version()},
+          {"zlib", zlib_version_string()},
+          {"libdeflate", libdeflate_version_string()},
           {"blosc", blosc_version()}};
 }
 

@@ -36,11 +36,13 @@ struct ChunkError {
 
 class ReceiverCase {
  public:
-  ReceiverCase(rdma::Endpoint& endpoint, wire::CaseRecord record)
+  ReceiverCase(rdma::Endpoint& endpoint, wire::CaseRecord record, const std::string& decoder)
       : endpoint_(endpoint), record_(std::move(record)), config_(record_.config),
         chunks_(wire::chunk_count(record_.data_bytes, config_.chunk_bytes)),
         slots_at_(slots_offset(record_.data_bytes)), slot_bytes_(wire::slot_bytes(config_)),
-        tag_(wire::codec_tag(config_.codec_spec)) {}
+        tag_(wire::codec_tag(config_.codec_spec)),
+        decode_spec_(decoder.empty() || config_.mode == Mode::raw ? config_.codec_spec
+                                                                  : codecs::with_decoder(config_.codec_spec, decoder)) {}
 
   // One run: every chunk exactly once, then "finished" with the run's report.
   void run(const rdma::Arrival& first);
@@ -72,6 +74,7 @@ class ReceiverCase {
   const Config& config_;
   const std::size_t chunks_, slots_at_, slot_bytes_;
   const std::uint32_t tag_;
+  const std::string decode_spec_;  // the case's codec spec, with the receiver's decoder if it chose one
   std::vector<bool> seen_, slot_busy_;
 };
 
@@ -108,7 +111,7 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   };
 
   auto work = [&] {
-    auto codec = codecs::make_codec(config_.codec_spec);
+    auto codec = codecs::make_codec(decode_spec_);
     while (true) {
       std::optional<std::size_t> slot = todo.pop(std::chrono::milliseconds(100));
       if (!slot) {
@@ -131,7 +134,7 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   // One worker decodes on this thread as each chunk arrives: no hand-off, no context switch.
   const bool inline_decode = config_.mode == Mode::serial || config_.workers == 1;
   std::unique_ptr<codecs::Codec> inline_codec;
-  if (config_.mode != Mode::raw && inline_decode) inline_codec = codecs::make_codec(config_.codec_spec);
+  if (config_.mode != Mode::raw && inline_decode) inline_codec = codecs::make_codec(decode_spec_);
   std::vector<std::jthread> workers;
   if (config_.mode != Mode::raw && !inline_decode)
     for (int w = 0; w < config_.workers; ++w) workers.emplace_back(work);
@@ -235,7 +238,8 @@ void serve(rdma::Endpoint& receiver, const ServeLimits& limits) {
           // The record lands at offset 0, a place both sides know before any size is agreed.
           if (arrival->offset != 0 || arrival->length > wire::kCaseRecordMax)
             fail("case record of {} bytes at offset {}", arrival->length, arrival->offset);
-          current.emplace(receiver, wire::read_case(receiver.buffer().bytes().first(arrival->length), limits, buffer));
+          current.emplace(receiver, wire::read_case(receiver.buffer().bytes().first(arrival->length), limits, buffer),
+                          limits.decoder);
         } catch (const std::exception& e) {
           current.reset();
           fmt::print(stderr, "pipeline receiver: refusing the case: {}\n", e.what());

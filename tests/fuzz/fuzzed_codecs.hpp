@@ -32,11 +32,13 @@ inline constexpr std::array kFuzzedCodecs = {
     "blosc:shuffle+blosclz",               //
     "blosc:shuffle+zlib",                  // 20
     "blosc:bitshuffle+zstd:level=1",       //
-    "bytegroup:split=exponent+huff",                   // 22: the exponent split (issue 12)
+    "bytegroup+deflate",                   // DEFLATE planes, inflated by ISA-L
+    "bytegroup+deflate:decoder=zlib",      //
+    "bytegroup:split=exponent+huff",                   // 24: the exponent split (issue 12)
     "bytegroup:split=exponent:format=fp16+ans",        //
     "bytegroup:split=exponent:width=4+ans",            //
-    "ans",                                             // 25
-    "bytegroup:split=exponent+ans:context=exponent",   //
+    "ans",                                             //
+    "bytegroup:split=exponent+ans:context=exponent",   // 28
     "bytegroup:split=exponent:format=fp32+ans:context=exponent",  //
 };
 

@@ -184,6 +184,9 @@ class Report(unittest.TestCase):
                 with open(os.path.join(tmp, "plots", plot), "rb") as f:
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             self.assertTrue(os.path.exists(os.path.join(tmp, "table.md")))
+            with open(os.path.join(tmp, "scaling.md")) as f:  # the fixture scales perfectly: 2 threads, twice the rate
+                self.assertIn("| bytegroup+huff | compress | synthetic:weights:size=64MiB:seed=1 | 1048576 | 2 | 8.00 | "
+                              "8.00 | 1.00 |", f.read())
 
     def test_report_survives_a_file_of_failed_cases(self):
         # scripts/reproduce --keep-going against a dead peer: every pipeline case failed

@@ -4,7 +4,8 @@
 // bit + 7 mantissa bits) is close to random, so separating them lets a coder see the structure.
 //
 // Vectorised paths are chosen at run time (AVX2 / AVX-512 VBMI on x86-64, NEON on aarch64); the
-// scalar path is always there and is the reference the tests hold the others to.
+// scalar path is always there and is the reference the tests hold the others to. The Huffman
+// coder's hot loops follow the same path (codecs/src/huff_kernels.hpp).
 #include <cstddef>
 #include <span>
 #include <string_view>

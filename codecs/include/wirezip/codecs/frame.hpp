@@ -9,29 +9,41 @@
 //   7       1     plane layout (see PlaneLayout: 0 byte planes, 1-3 the exponent split)
 //   8       8     original length n
 //   16      8     XXH3-64 of the original
-//   24      5*w   per plane: mode (0 raw, 1 coded), stored size (u32)
-//   then the w planes back to back, the raw ones first (in plane order), then the coded ones (in
-//   plane order), then the n % w tail bytes raw.
+//   24      5*w   per plane: mode (0 raw, 1 coded, 2 constant), stored size (u32)
+//   then the w planes back to back, the raw ones first (in plane order), then the others (coded
+//   and constant, in plane order), then the n % w tail bytes raw.
 // Raw planes first (version 2) lets a compressor split a plane it stores raw straight into its
 // place in the frame: in version 1 a coded plane before it left that place unknown until coded,
 // and the plane was copied once more. Version 1 frames are refused with a message that says so.
 //
 // With layout 0, plane k holds byte k of each of the n / w whole elements; with layouts 1-3, the
-// planes of the exponent split (exponent_split.hpp) of bf16, fp16 or fp32 elements.
+// planes of the exponent split (exponent_split.hpp) of bf16, fp16 or fp32 elements. A constant
+// plane (every byte the same, e.g. the planes of an all-zero tensor) stores that one byte. Coded
+// planes of the deflate coder are raw DEFLATE streams (RFC 1951) and those of lz4 plain LZ4 blocks:
+// any inflate or LZ4_decompress_safe decodes them alone, given the plane size n / w.
+//
+// New coder ids and plane modes are new values of existing fields, not a new layout, and a reader
+// that does not know a value refuses the frame naming it; the raw-first order was a new layout.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 
 namespace wirezip::codecs {
 
-// 6 is left for the deflate coder of another branch; ans is wirezip's tANS (ans.cpp).
-enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5, ans = 7 };
-enum class PlaneMode : std::uint8_t { raw = 0, coded = 1 };
+enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5, deflate = 6, ans = 7 };
+enum class PlaneMode : std::uint8_t { raw = 0, coded = 1, constant = 2 };
 // How elements become planes. Byte 7 was a flags byte that had to be 0, so frames written before
 // the exponent split still read as byte planes, and an older reader refuses the new layouts.
 enum class PlaneLayout : std::uint8_t { bytes = 0, exponent_bf16 = 1, exponent_fp16 = 2, exponent_fp32 = 3 };
+
+inline constexpr std::uint8_t kFrameVersion = 2;
+
+// "raw", "lz4", ..., "deflate", "ans"; and "raw", "coded", "constant".
+std::string_view coder_name(CoderId id);
+std::string_view plane_mode_name(PlaneMode mode);
 
 inline constexpr std::size_t kMaxElementWidth = 16;
 
@@ -60,7 +72,7 @@ void write_frame_header(const FrameHeader& header, std::span<std::byte> dst);
 // and that planes + tail exactly fill the frame. Throws wirezip::Error naming what is wrong.
 FrameHeader read_frame_header(std::span<const std::byte> frame);
 
-// Where each plane's stored bytes start in the frame (raw planes first, then coded ones).
+// Where each plane's stored bytes start in the frame (raw planes first, then the others).
 std::array<std::size_t, kMaxElementWidth> plane_offsets(const FrameHeader& header);
 
 // XXH3-64 of the bytes: the frame checksum.

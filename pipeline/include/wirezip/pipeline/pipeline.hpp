@@ -38,6 +38,10 @@ struct ServeLimits {
   std::chrono::milliseconds max_timeout{600'000};
   std::size_t max_chunk = std::size_t{1} << 30;
   std::chrono::milliseconds idle{120'000};  // a link silent this long between cases is ended
+  // Non-empty: decode with this backend (codecs::with_decoder on each case's codec spec; a case
+  // whose codec has no decoder choice is refused). The spec on the wire and the chunks' codec tag
+  // stay the sender's.
+  std::string decoder;
   int workers_allowed() const;
 };
 

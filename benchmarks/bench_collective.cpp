@@ -1,0 +1,179 @@
+// bench_collective: ring all-gather, reduce-scatter and all-reduce of bf16 tensors over MPI
+// ranks, raw and with compression overlapped with the ring steps, beside MPI's own collectives.
+//
+//   mpirun -np N bench_collective [--ops=all_gather,reduce_scatter,all_reduce] [--codecs=SPEC,...]
+//       [--sizes=1MiB:256MiB:x2] [--chunk=1MiB] [--depth=8] [--dataset=synthetic:gradients]
+//       [--transport=mpi] [--timeout-ms=10000] [--benchmark_* flags]
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <set>
+
+#include "collective_case.hpp"
+#include "context.hpp"
+#include "mpi_report.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/collective/ring_math.hpp"
+#include "wirezip/datasets/dataset.hpp"
+#include "wirezip/mpi/exchange.hpp"
+#include "wirezip/util/error.hpp"
+#include "wirezip/util/flag.hpp"
+#include "wirezip/util/size.hpp"
+
+namespace {
+
+using namespace wirezip;
+
+struct Flags {
+  std::string ops = "all_gather,reduce_scatter,all_reduce", codecs = "bytegroup+huff,bytegroup+lz4";
+  std::string sizes = "1MiB:256MiB:x2", chunk = "1MiB", dataset = "synthetic:gradients", transport = "mpi";
+  std::size_t depth = 8;
+  long timeout_ms = 10000;
+};
+
+// The flags, checked the same way on every rank before any rank talks to another.
+struct Config {
+  std::vector<collective::Op> ops;
+  std::vector<std::string> codecs;  // memcpy first: the ceiling
+  std::vector<std::size_t> sizes;   // requested; each case uses the layout's whole shards
+  std::size_t chunk = 0;
+};
+
+Config validate(const Flags& f, int ranks) {
+  if (ranks < 2) fail("a ring needs at least 2 ranks: start it with mpirun -np N (N >= 2)");
+  if (f.transport != "mpi") fail("--transport={}: only mpi (MPI_Isend/MPI_Irecv) carries the collectives so far", f.transport);
+  if (f.depth == 0 || f.timeout_ms <= 0) fail("--depth and --timeout-ms must be positive");
+  if (f.dataset.rfind("synthetic:", 0) != 0 || f.dataset.find("size=") != std::string::npos ||
+      f.dataset.find("seed=") != std::string::npos)
+    fail("--dataset={}: expected synthetic:KIND without size or seed (each rank's seed is its rank + 1)", f.dataset);
+  Config config;
+  for (const std::string& op : flag::list("--ops", f.ops)) config.ops.push_back(collective::parse_op(op));
+  config.codecs = {"memcpy"};
+  for (const std::string& spec : flag::list("--codecs", f.codecs)) {
+    codecs::make_codec(spec);  // a bad spec fails before any case runs
+    if (std::find(config.codecs.begin(), config.codecs.end(), spec) == config.codecs.end()) config.codecs.push_back(spec);
+  }
+  try {
+    config.chunk = parse_size(f.chunk);
+    for (std::uint64_t size : collective::parse_size_sweep(f.sizes)) {
+      collective::Layout::make(size, ranks, config.chunk);  // too small for n ranks: say so now
+      config.sizes.push_back(size);
+    }
+  } catch (const Error& e) {
+    fail("--sizes/--chunk: {}", e.what());
+  }
+  return config;
+}
+
+void register_cases(harness::CollectiveRun& run, const Config& config) {
+  for (collective::Op op : config.ops)
+    for (std::size_t size : config.sizes) {
+      const std::size_t bytes = collective::Layout::make(size, run.ranks, config.chunk).total_bytes();
+      auto add = [&](harness::CollectiveImpl impl, const std::string& codec) {
+        const std::string name = fmt::format("collective/{}/{}/{}/size:{}/ranks:{}", collective::op_name(op),
+                                             harness::impl_name(impl), codec.empty() ? "none" : codec, bytes, run.ranks);
+        harness::CollectiveCase c{&run, op, impl, codec, size};
+        benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& state) { harness::run_collective_case(state, c); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      };
+      add(harness::CollectiveImpl::ring, "");
+      for (const std::string& codec : config.codecs) add(harness::CollectiveImpl::ring, codec);
+      add(harness::CollectiveImpl::mpi, "");
+    }
+}
+
+void add_context(int argc, char** argv, const mpi::Session& session, const std::vector<std::string>& hosts,
+                 const Flags& f, const datasets::Dataset& data) {
+  harness::add_host_context(argc, argv);
+  benchmark::AddCustomContext("mpi_library", session.library_version());
+  benchmark::AddCustomContext("mpi_ranks", std::to_string(session.size()));
+  const std::set<std::string> distinct(hosts.begin(), hosts.end());
+  std::string names;
+  for (const std::string& host : distinct) names += (names.empty() ? "" : ",") + host;
+  benchmark::AddCustomContext("mpi_hosts", names);
+  benchmark::AddCustomContext("transport", f.transport);
+  benchmark::AddCustomContext("chunk_bytes", std::to_string(parse_size(f.chunk)));
+  benchmark::AddCustomContext("depth", std::to_string(f.depth));
+  benchmark::AddCustomContext("dataset", f.dataset + " (rank r: seed r + 1)");
+  benchmark::AddCustomContext("dataset_rank0", data.description);
+}
+
+int run(int argc, char** argv, const Flags& f, const Config& config, mpi::Session& session) {
+  mpi::Watchdog watchdog("bench_collective", session);
+  harness::CollectiveRun run;
+  run.rank = session.rank();
+  run.ranks = session.size();
+  run.watchdog = &watchdog;
+  run.timeout = std::chrono::milliseconds(f.timeout_ms);
+  run.chunk_bytes = config.chunk;
+  run.depth = f.depth;
+  const std::size_t largest = *std::max_element(config.sizes.begin(), config.sizes.end());
+  datasets::Dataset data = datasets::load_dataset(fmt::format("{}:size={}:seed={}", f.dataset, largest, run.rank + 1));
+  run.input = std::move(data.bytes);
+  std::vector<std::string> hosts;
+  {
+    auto guard = watchdog.guard("exchanging hostnames", run.timeout);
+    hosts = mpi::all_gather_strings(run.comm, session.hostname());
+  }
+  register_cases(run, config);
+  if (run.rank == 0) {
+    add_context(argc, argv, session, hosts, f, data);
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    harness::SilentReporter silent;
+    benchmark::RunSpecifiedBenchmarks(&silent);
+  }
+  benchmark::Shutdown();
+  if (run.failed_cases && run.rank == 0) fmt::print(stderr, "bench_collective: {} case(s) failed\n", run.failed_cases);
+  return run.failed_cases ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<mpi::Session> session;
+  try {
+    session.emplace();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_collective: {}\n", e.what());
+    return 2;
+  }
+  const bool reporting = session->rank() == 0;
+  // One JSON file: only rank 0 keeps --benchmark_out.
+  if (!reporting) harness::drop_benchmark_out(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  CLI::App app{"bench_collective: ring collectives of bf16 tensors over MPI ranks, raw and compressed, beside MPI's own.\n"
+               "Start it with mpirun -np N (N >= 2). Google Benchmark's --benchmark_* flags are accepted too."};
+  Flags f;
+  app.add_option("--ops", f.ops, "collectives: all_gather, reduce_scatter, all_reduce")->capture_default_str();
+  app.add_option("--codecs", f.codecs, "codec specs for the compressed ring (memcpy is always added)")->capture_default_str();
+  app.add_option("--sizes", f.sizes, "tensor sizes: FROM:TO:xFACTOR or a list (nccl-tests' -b -e -f)")->capture_default_str();
+  app.add_option("--chunk", f.chunk, "chunk size: the unit compressed and sent")->capture_default_str();
+  app.add_option("--depth", f.depth, "receives posted ahead of the chunk being handled")->capture_default_str();
+  app.add_option("--dataset", f.dataset, "synthetic:KIND; rank r uses seed r + 1")->capture_default_str();
+  app.add_option("--transport", f.transport, "what carries the ring's chunks: mpi")->capture_default_str();
+  app.add_option("--timeout-ms", f.timeout_ms, "bound on every wait; past it the job ends with an error")->capture_default_str();
+  std::ostream silent(nullptr);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return reporting ? app.exit(e) : app.exit(e, silent, silent);
+  }
+  Config config;
+  try {
+    config = validate(f, session->size());
+  } catch (const std::exception& e) {
+    if (reporting) fmt::print(stderr, "bench_collective: {}\n", e.what());  // every rank saw the same flags
+    return 2;
+  }
+  try {
+    return run(argc, argv, f, config, *session);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_collective: rank {}: {}\n", session->rank(), e.what());
+    return 2;
+  }
+}

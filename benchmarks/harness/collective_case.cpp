@@ -1,0 +1,195 @@
+#include "collective_case.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/datasets/bf16.hpp"
+#include "wirezip/mpi/exchange.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using collective::Layout;
+using collective::Op;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// One implementation of the case's collective on this rank.
+class Runner {
+ public:
+  Runner(const CollectiveCase& c, const Layout& layout) : c_(c), layout_(layout) {
+    if (c.impl == CollectiveImpl::ring)
+      ring_.emplace(c.run->comm, mpi::RingOptions{c.codec, c.run->depth, c.run->timeout});
+  }
+  // MPI's own collectives block inside MPI: the watchdog bounds them. The ring bounds its own waits.
+  mpi::RingStats once(std::span<std::byte> out) {
+    const std::span<const std::byte> input(c_.run->input);
+    if (ring_) return run_ring(*ring_, c_.op, layout_, input, out);
+    auto guard = c_.run->watchdog->guard(fmt::format("MPI's {}", collective::op_name(c_.op)), c_.run->timeout);
+    switch (c_.op) {
+      case Op::all_gather: mpi::mpi_all_gather(c_.run->comm, layout_, input.first(layout_.shard_bytes), out); break;
+      case Op::reduce_scatter:
+        mpi::mpi_reduce_scatter(c_.run->comm, layout_, c_.run->sum, input.first(layout_.total_bytes()), out);
+        break;
+      case Op::all_reduce:
+        mpi::mpi_all_reduce(c_.run->comm, layout_, c_.run->sum, input.first(layout_.total_bytes()), out);
+        break;
+    }
+    return {};
+  }
+
+ private:
+  const CollectiveCase& c_;
+  const Layout& layout_;
+  std::optional<mpi::Ring> ring_;
+};
+
+// Compress and decompress every chunk of this rank's shard alone: the slowest rank's rates.
+collective::StageRates measure_codec(CollectiveRun& run, const std::string& spec, const Layout& layout) {
+  collective::StageRates rates;
+  if (spec.empty()) return rates;
+  const auto key = fmt::format("{}/{}", spec, layout.total_bytes());
+  if (auto found = run.stages.find(key); found != run.stages.end()) return found->second;
+  auto codec = codecs::make_codec(spec);
+  const std::span<const std::byte> shard = std::span<const std::byte>(run.input).first(layout.shard_bytes);
+  std::vector<std::byte> frames(layout.chunks * codec->max_compressed_size(layout.chunk_bytes)), back(layout.chunk_bytes);
+  std::vector<std::size_t> sizes;
+  auto start = Clock::now();
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < layout.chunks; ++k) {
+    sizes.push_back(codec->compress(shard.subspan(layout.chunk_offset(k), layout.chunk_length(k)),
+                                    std::span(frames).subspan(at)));
+    at += sizes.back();
+  }
+  const double compress = seconds_since(start);
+  start = Clock::now();
+  at = 0;
+  for (std::size_t k = 0; k < layout.chunks; ++k) {
+    codec->decompress(std::span(frames).subspan(at, sizes[k]), std::span(back).first(layout.chunk_length(k)));
+    at += sizes[k];
+  }
+  const double decompress = seconds_since(start);
+  auto guard = run.watchdog->guard("MPI_Allreduce of the stage times", run.timeout);
+  const double bytes = static_cast<double>(layout.shard_bytes);
+  rates.compress = bytes / mpi::max_over_ranks(run.comm, compress);
+  rates.decompress = bytes / mpi::max_over_ranks(run.comm, decompress);
+  return run.stages[key] = rates;
+}
+
+// A ring's result must equal the raw ring's bit for bit (the raw ring's was checked against the
+// reference); so must MPI's all-gather. MPI's reductions add in an order of their own: each
+// element of this rank's block must lie within twice the rounding bound of the exact sum.
+std::optional<std::string> check_result(const CollectiveCase& c, const Layout& layout, const ExpectedResult& e,
+                                        std::span<const std::byte> out, bool& bitwise) {
+  const std::span<const std::byte> expected(e.bytes);
+  const auto [differs, _] = std::mismatch(out.begin(), out.end(), expected.begin());
+  bitwise = differs == out.end();
+  if (bitwise) return std::nullopt;
+  const std::size_t at = static_cast<std::size_t>(differs - out.begin());
+  if (c.impl == CollectiveImpl::ring || c.op == Op::all_gather)
+    return fmt::format("verification: byte {} of {} differs from the raw ring's result", at, out.size());
+  const std::size_t base = c.op == Op::all_reduce ? static_cast<std::size_t>(c.run->rank) * layout.shard_bytes : 0;
+  for (std::size_t i = 0; i < e.tolerance.size(); ++i) {
+    std::uint16_t got, want;
+    std::memcpy(&got, out.data() + base + 2 * i, 2);
+    std::memcpy(&want, expected.data() + base + 2 * i, 2);
+    const float error = std::fabs(datasets::bf16_to_fp32(got) - datasets::bf16_to_fp32(want));
+    if (!(error <= e.tolerance[i]))
+      return fmt::format("verification: element {} of block {} is {} where the ring order gives {} (bound {})", i,
+                         c.run->rank, datasets::bf16_to_fp32(got), datasets::bf16_to_fp32(want), e.tolerance[i]);
+  }
+  return std::nullopt;
+}
+
+void fail_case(benchmark::State& state, CollectiveRun& run, const std::string& why) {
+  ++run.failed_cases;
+  state.SkipWithError(why.c_str());
+}
+
+}  // namespace
+
+std::string_view impl_name(CollectiveImpl impl) { return impl == CollectiveImpl::ring ? "ring" : "mpi"; }
+
+void run_collective_case(benchmark::State& state, const CollectiveCase& c) {
+  CollectiveRun& run = *c.run;
+  const Layout layout = Layout::make(c.size, run.ranks, run.chunk_bytes);
+  const ExpectedResult& expected = prepare_expected(run, c.op, layout);
+  if (expected.error) return fail_case(state, run, *expected.error);
+
+  std::vector<std::byte> out(result_bytes(c.op, layout));
+  std::optional<Runner> runner;
+  collective::StageRates stages;
+  if (auto failure = run.agreed("setting up the case", [&] {
+        runner.emplace(c, layout);
+        stages = measure_codec(run, c.codec, layout);
+        runner->once(out);  // untimed: first-touch of every buffer
+      }))
+    return fail_case(state, run, *failure);
+
+  double seconds = 0;
+  mpi::RingStats stats;
+  for (auto _ : state) {
+    {
+      auto guard = run.watchdog->guard("MPI_Barrier before an iteration", run.timeout);
+      mpi::check(MPI_Barrier(run.comm), "MPI_Barrier");
+    }
+    const auto start = Clock::now();
+    double elapsed = 0;
+    auto failure = run.agreed(fmt::format("{} {}", impl_name(c.impl), collective::op_name(c.op)), [&] {
+      stats += runner->once(out);
+      elapsed = seconds_since(start);
+    });
+    if (failure) return fail_case(state, run, *failure);
+    auto guard = run.watchdog->guard("MPI_Allreduce of the iteration time", run.timeout);
+    const double slowest = mpi::max_over_ranks(run.comm, elapsed);
+    state.SetIterationTime(slowest);
+    seconds += slowest;
+  }
+
+  bool bitwise = false;
+  auto mismatch = check_result(c, layout, expected, out, bitwise);
+  if (auto failure = run.agreed("verification", [&] { if (mismatch) fail("{}", *mismatch); }))
+    return fail_case(state, run, *failure);
+
+  auto guard = run.watchdog->guard("MPI_Allreduce of the counters", run.timeout);
+  const double iterations = static_cast<double>(state.iterations());
+  const double total = static_cast<double>(layout.total_bytes());
+  const double algbw = total * iterations / seconds;
+  const double factor = collective::busbw_factor(c.op, run.ranks);
+  state.SetBytesProcessed(static_cast<std::int64_t>(layout.total_bytes()) * state.iterations());
+  state.counters["algbw"] = algbw;
+  state.counters["busbw"] = algbw * factor;
+  state.counters["verified"] = 1;
+  state.counters["ranks"] = run.ranks;
+  if (c.impl == CollectiveImpl::mpi) {
+    state.counters["bitwise_equal_ring"] = mpi::min_over_ranks(run.comm, bitwise ? 1 : 0);
+    return;
+  }
+  const double original = mpi::sum_over_ranks(run.comm, static_cast<double>(stats.original_sent));
+  const double wire = mpi::sum_over_ranks(run.comm, static_cast<double>(stats.wire_sent));
+  state.counters["ratio"] = original / wire;
+  state.counters["compress_busy"] = mpi::max_over_ranks(run.comm, stats.compress_s) / seconds;
+  state.counters["decompress_busy"] = mpi::max_over_ranks(run.comm, stats.decompress_s) / seconds;
+  state.counters["reduce_busy"] = mpi::max_over_ranks(run.comm, stats.reduce_s) / seconds;
+  stages.reduce = c.op == Op::all_gather ? std::numeric_limits<double>::infinity() : expected.reduce;
+  stages.link = expected.link;
+  stages.ratio = original / wire;
+  if (!c.codec.empty()) {
+    state.counters["stage_compress"] = stages.compress;
+    state.counters["stage_decompress"] = stages.decompress;
+  }
+  if (c.op != Op::all_gather) state.counters["stage_reduce"] = stages.reduce;
+  state.counters["stage_link"] = stages.link;
+  const double model = collective::model_seconds(c.op, run.ranks, static_cast<double>(layout.shard_bytes), stages);
+  state.counters["model_busbw"] = total / model * factor;
+  state.counters["model_efficiency"] = algbw * factor / (total / model * factor);
+}
+
+}  // namespace wirezip::harness

@@ -1,0 +1,257 @@
+#include "mpi_pairs.hpp"
+
+#include <fmt/format.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+
+#include "context.hpp"
+#include "mpi_pairs_merge.hpp"
+#include "mpi_report.hpp"
+#include "wirezip/collective/pairing.hpp"
+#include "wirezip/mpi/exchange.hpp"
+#include "wirezip/mpi/session.hpp"
+#include "wirezip/rdma/verbs_devices.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::harness {
+namespace {
+
+using nlohmann::json;
+constexpr int kAddressTag = 41;
+
+// A file of this rank's own in /tmp (mode 600), removed when it goes.
+class TempFile {
+ public:
+  explicit TempFile(std::string_view contents) {
+    std::string pattern = "/tmp/wirezip-mpi-XXXXXX";
+    const int fd = mkstemp(pattern.data());
+    if (fd < 0) fail("mkstemp({}): {}", pattern, std::strerror(errno));
+    path_ = pattern;
+    const bool written = write(fd, contents.data(), contents.size()) == static_cast<ssize_t>(contents.size());
+    close(fd);
+    if (!written) fail("writing {}: {}", path_, std::strerror(errno));
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+  std::string read() const {
+    std::ifstream in(path_);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+
+ private:
+  std::string path_;
+};
+
+rdma::TransportKind pair_transport(const LinkFlags& link) {
+  if (link.transport.empty()) return rdma::verbs_available() ? rdma::TransportKind::verbs : rdma::TransportKind::tcp;
+  if (link.transport.find(',') != std::string::npos) fail("--mpi takes exactly one --transport (verbs or tcp)");
+  const rdma::TransportKind kind = rdma::parse_transport(link.transport);
+  if (kind == rdma::TransportKind::mem) fail("--mpi: the mem transport cannot join two processes; use verbs or tcp");
+  return kind;
+}
+
+// This rank's host, as compare --group-by wants to see it: host facts, and the RDMA port's.
+json rank_facts(const mpi::Session& session, const LinkFlags& link) {
+  json facts = json::object();
+  for (const auto& [key, value] : host_facts()) facts[key] = value;
+  facts["mpi_rank"] = std::to_string(session.rank());
+  try {
+    const rdma::VerbsPort port = rdma::pick_verbs_port(link.device);
+    facts["rdma_device"] = port.device;
+    facts["rdma_fw_ver"] = port.fw_ver;
+    facts["rdma_link_layer"] = port.link_layer;
+    facts["rdma_speed"] = port.speed;
+  } catch (const std::exception& e) {
+    facts["rdma_device"] = std::string("none: ") + e.what();
+  }
+  return facts;
+}
+
+// One secret per job, from rank 0 to all: each pair's links authenticate without a shared file.
+std::string job_secret() {
+  std::string secret(32, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(secret.data()), static_cast<int>(secret.size())) != 1)
+    fail("RAND_bytes failed: no job secret");
+  mpi::check(MPI_Bcast(secret.data(), static_cast<int>(secret.size()), MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast(secret)");
+  return secret;
+}
+
+// Where the serving rank listens, as its peer should reach it: loopback within one host.
+std::pair<std::string, std::string> serve_address(rdma::TransportKind kind, const LinkFlags& link, bool same_host,
+                                                  const std::string& hostname) {
+  if (kind == rdma::TransportKind::verbs) {
+    const std::string ip = rdma::pick_verbs_port(link.device).ipv4;
+    if (ip.empty()) fail("--mpi over verbs: the RDMA port has no IPv4 address for rdma_cm");
+    return {ip, ip};
+  }
+  if (same_host) return {"127.0.0.1", "127.0.0.1"};
+  return {hostname, link.bind};
+}
+
+struct Side {
+  const mpi::Session& session;
+  mpi::Watchdog& watchdog;
+  const MpiPairFlags& flags;
+  LinkFlags link;
+  rdma::TransportKind kind;
+  const std::function<int(const LinkFlags&)>& run_side;
+  std::string binary;
+
+  // The serving rank: listens on an ephemeral port, tells its peer where, serves until it quits.
+  void serve(int peer, bool same_host, RankReport& out) {
+    bool told = false;
+    try {
+      LinkFlags side = link;
+      side.serve = true;
+      side.port = 0;
+      std::string address;
+      std::tie(address, side.bind) = serve_address(kind, link, same_host, session.hostname());
+      side.on_listening = [&](std::uint16_t port) {
+        auto guard = watchdog.guard("telling the peer rank the port", link_timeout());
+        mpi::send_string(MPI_COMM_WORLD, json{{"host", address}, {"port", port}}.dump(), peer, kAddressTag);
+        told = true;
+      };
+      if (int status = run_side(side); status != 0) fail("the --serve side ended with status {}", status);
+    } catch (const std::exception& e) {
+      out.error = e.what();
+      if (!told) mpi::send_string(MPI_COMM_WORLD, json{{"error", out.error}}.dump(), peer, kAddressTag);
+    }
+  }
+
+  // The peer rank: learns where its server listens, runs the cases, keeps their JSON.
+  void peer(int server, RankReport& out) {
+    json where;
+    {
+      auto guard = watchdog.guard("waiting for the serving rank's port", link_timeout() * 6);
+      where = json::parse(mpi::receive_string(MPI_COMM_WORLD, server, kAddressTag));
+    }
+    if (where.contains("error")) {
+      out.error = "the serving rank failed: " + where["error"].get<std::string>();
+      return;
+    }
+    const std::string host = where["host"].get<std::string>();
+    const auto port = where["port"].get<std::uint16_t>();
+    try {
+      TempFile json_out("");
+      point_benchmark_out(json_out.path());
+      LinkFlags side = link;
+      side.peer = fmt::format("{}:{}", host, port);
+      const int status = run_side(side);
+      out.report = json::parse(json_out.read());
+      if (status != 0) out.error = fmt::format("the --peer side ended with status {}", status);
+    } catch (const std::exception& e) {
+      out.error = e.what();
+      try {
+        rdma::send_quit(kind, link.options(), host, port);  // the server would otherwise idle out
+      } catch (const std::exception&) {
+        // already gone: nothing waits for it
+      }
+    }
+  }
+
+  std::chrono::milliseconds link_timeout() const { return std::chrono::milliseconds(link.timeout_ms); }
+  std::chrono::milliseconds wait_bound() const { return std::chrono::seconds(flags.wait_s); }
+};
+
+int write_merged(const json& merged, std::string_view binary) {
+  const auto path = benchmark_out_from_cmdline();
+  if (path && benchmark_out_format_from_cmdline() != "json")
+    fail("--mpi writes JSON only: use --benchmark_out_format=json");
+  if (path) {
+    std::ofstream out(*path);
+    out << merged.dump(2) << "\n";
+    if (!out) fail("writing {} failed", *path);
+  } else {
+    std::cout << merged.dump(2) << "\n";
+  }
+  for (const json& row : merged["benchmarks"]) {
+    const std::string name = row.value("name", std::string());
+    if (row.value("error_occurred", false))
+      fmt::print(stderr, "{}: {} failed: {}\n", binary, name, row.value("error_message", std::string()));
+    else if (path)
+      fmt::print("{:<100} {:10.3f} GB/s\n", name, row.value("bytes_per_second", 0.0) / 1e9);
+  }
+  for (const auto& [key, value] : merged["context"].items())
+    if (key.rfind("pair", 0) == 0 && key.ends_with("_error"))
+      fmt::print(stderr, "{}: {}: {}\n", binary, key, value.get<std::string>());
+  return merged_has_failures(merged) ? 1 : 0;
+}
+
+}  // namespace
+
+int run_mpi_pairs(std::string_view binary, const MpiPairFlags& flags, const LinkFlags& link,
+                  const std::function<int(const LinkFlags&)>& run_side) {
+  if (flags.wait_s <= 0) fail("--mpi-wait-s must be positive");
+  const collective::Pairing pairing = collective::parse_pairing(flags.pairing);
+  const rdma::TransportKind kind = pair_transport(link);
+  mpi::Session session;
+  mpi::Watchdog watchdog(std::string(binary), session);
+  Side side{session, watchdog, flags, link, kind, run_side, std::string(binary)};
+  side.link.transport = std::string(rdma::transport_name(kind));
+
+  std::vector<std::string> hosts;
+  std::optional<TempFile> secret;
+  {
+    auto guard = watchdog.guard("meeting the other ranks", side.link_timeout());
+    hosts = mpi::all_gather_strings(MPI_COMM_WORLD, session.hostname());
+    // A secret the user gave wins; otherwise the job makes its own.
+    const bool given = !link.secret_file.empty() || std::getenv("WIREZIP_SECRET_FILE");
+    int make = given ? 0 : 1, all = 0;
+    mpi::check(MPI_Allreduce(&make, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce(secret)");
+    if (all) {
+      secret.emplace(job_secret());
+      side.link.secret_file = secret->path();
+    }
+  }
+  const std::vector<collective::RankPair> pairs = collective::make_pairs(hosts, pairing);
+
+  RankReport mine;
+  mine.rank = session.rank();
+  mine.facts = rank_facts(session, link);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const collective::RankPair& p = pairs[i];
+    if (p.serve == session.rank() || p.peer == session.rank()) {
+      mine.pair = static_cast<int>(i);
+      mine.serving = p.serve == session.rank();
+    }
+  }
+  auto run_my_side = [&] {
+    if (mine.pair < 0) return;
+    const collective::RankPair& p = pairs[static_cast<std::size_t>(mine.pair)];
+    if (mine.serving)
+      side.serve(p.peer, hosts[p.serve] == hosts[p.peer], mine);
+    else
+      side.peer(p.serve, mine);
+  };
+  if (!flags.one_pair_at_a_time) run_my_side();
+  for (std::size_t i = 0; flags.one_pair_at_a_time && i < pairs.size(); ++i) {
+    if (mine.pair == static_cast<int>(i)) run_my_side();
+    auto guard = watchdog.guard(fmt::format("waiting for pair {} to finish", i), side.wait_bound());
+    mpi::check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
+
+  std::vector<std::string> reports;
+  {
+    auto guard = watchdog.guard("gathering the reports on rank 0", side.wait_bound());
+    reports = mpi::gather_strings(MPI_COMM_WORLD, to_json(mine).dump(), 0);
+  }
+  if (session.rank() != 0) return mine.error.empty() ? 0 : 1;
+  std::vector<RankReport> all;
+  for (const std::string& text : reports) all.push_back(rank_report_from_json(json::parse(text)));
+  const PairRunInfo info{static_cast<int>(pairs.size()), flags.pairing,
+                         flags.one_pair_at_a_time ? "one pair at a time" : "all pairs at once",
+                         std::string(rdma::transport_name(kind))};
+  return write_merged(merge_pair_reports(all, info), binary);
+}
+
+}  // namespace wirezip::harness

@@ -1,0 +1,142 @@
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "files.hpp"
+#include "wirezip/codecs/container.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::cli {
+namespace {
+
+using codecs::ContainerReader;
+using nlohmann::json;
+
+void write(std::ostream& out, std::span<const std::byte> bytes) {
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Runs `body`, prefixing any error with the input's name, so each failure reads as one line.
+template <typename Body>
+void about(const std::string& name, Body&& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    fail("{}: {}", name == "-" ? "stdin" : name, e.what());
+  }
+}
+
+// Frame version 2 stores raw planes first (frame.hpp): plane k is not after planes 0..k-1.
+std::uint64_t plane_offset(const codecs::FrameHeader& header, std::size_t k) { return codecs::plane_offsets(header)[k]; }
+
+json frame_json(const codecs::ContainerFrame& frame) {
+  const codecs::FrameHeader& h = frame.header;
+  json planes = json::array();
+  for (std::size_t k = 0; k < h.element_width; ++k)
+    planes.push_back({{"mode", codecs::plane_mode_name(h.planes[k].mode)}, {"stored_bytes", h.planes[k].stored_size},
+                      {"offset", plane_offset(h, k)}});
+  return {{"version", codecs::kFrameVersion},  {"coder", codecs::coder_name(h.coder)},
+          {"width", h.element_width},          {"original_bytes", h.original_size},
+          {"tail_bytes", h.tail_size()},       {"frame_bytes", frame.bytes.size()},
+          {"checksum", fmt::format("{:016x}", h.checksum)}, {"planes", planes}};
+}
+
+}  // namespace
+
+void compress(const std::string& codec_spec, std::uint64_t chunk, const std::string& in_path, const std::string& out_path) {
+  auto codec = codecs::make_codec(codec_spec);
+  Input in(in_path);
+  Output out(out_path);
+  codecs::ContainerWriter writer(out.stream(), codec_spec, chunk);
+  std::vector<std::byte> buffer(chunk), frame(codec->max_compressed_size(chunk));
+  while (true) {
+    in.stream().read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(chunk));
+    const auto n = static_cast<std::size_t>(in.stream().gcount());
+    if (n == 0) break;
+    const std::size_t size = codec->compress(std::span(buffer).first(n), frame);
+    writer.write_frame(std::span(frame).first(size), n);
+    if (n < chunk) break;
+  }
+  if (in.stream().bad()) fail("reading '{}' failed", in_path);
+  writer.finish();
+  out.commit();
+}
+
+void decompress(const std::string& decoder, const std::string& in_path, const std::string& out_path) {
+  Input in(in_path);
+  Output out(out_path);
+  about(in_path, [&] {
+    ContainerReader reader(in.stream());
+    const std::string& spec = reader.header().codec_spec;
+    auto codec = codecs::make_codec(decoder.empty() ? spec : codecs::with_decoder(spec, decoder));
+    std::vector<std::byte> restored;
+    while (auto frame = reader.next()) {
+      restored.resize(frame->header.original_size);
+      try {
+        codec->decompress(frame->bytes, restored);
+      } catch (const Error& e) {
+        fail("frame {}: {}", reader.frames_read() - 1, e.what());
+      }
+      write(out.stream(), restored);
+    }
+  });
+  out.commit();
+}
+
+void inspect(const std::string& in_path, bool as_json) {
+  Input in(in_path);
+  json frames = json::array();
+  json report;
+  about(in_path, [&] {
+    ContainerReader reader(in.stream());
+    std::uint64_t stored = 0;
+    while (auto frame = reader.next()) {
+      frames.push_back(frame_json(*frame));
+      stored += frame->bytes.size();
+    }
+    report = {{"container_version", codecs::kContainerVersion}, {"codec", reader.header().codec_spec},
+              {"chunk_bytes", reader.header().chunk_bytes},      {"frame_count", reader.frames_read()},
+              {"original_bytes", reader.original_bytes()},       {"frame_bytes", stored},
+              {"frames", frames}};
+  });
+  if (as_json) {
+    std::cout << report.dump(2) << "\n";
+    return;
+  }
+  fmt::print("container version {}, codec {}, chunk {} bytes: {} frames, {} original bytes in {} frame bytes\n",
+             report["container_version"].get<int>(), report["codec"].get<std::string>(),
+             report["chunk_bytes"].get<std::uint64_t>(), report["frame_count"].get<std::uint64_t>(),
+             report["original_bytes"].get<std::uint64_t>(), report["frame_bytes"].get<std::uint64_t>());
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const json& f = frames[i];
+    fmt::print("frame {}: version {}, coder {}, width {}, {} original bytes ({} tail), {} frame bytes, xxh3 {}\n", i,
+               f["version"].get<int>(), f["coder"].get<std::string>(), f["width"].get<int>(),
+               f["original_bytes"].get<std::uint64_t>(), f["tail_bytes"].get<std::uint64_t>(),
+               f["frame_bytes"].get<std::uint64_t>(), f["checksum"].get<std::string>());
+    for (std::size_t k = 0; k < f["planes"].size(); ++k)
+      fmt::print("  plane {}: {}, {} bytes\n", k, f["planes"][k]["mode"].get<std::string>(),
+                 f["planes"][k]["stored_bytes"].get<std::uint64_t>());
+  }
+}
+
+void extract_plane(std::uint64_t plane, const std::string& in_path, const std::string& out_path) {
+  Input in(in_path);
+  Output out(out_path);
+  about(in_path, [&] {
+    ContainerReader reader(in.stream());
+    while (auto frame = reader.next()) {
+      const codecs::FrameHeader& h = frame->header;
+      if (plane >= h.element_width)
+        fail("frame {} has {} planes, there is no plane {}", reader.frames_read() - 1, h.element_width, plane);
+      write(out.stream(), frame->bytes.subspan(plane_offset(h, plane), h.planes[plane].stored_size));
+    }
+  });
+  out.commit();
+}
+
+}  // namespace wirezip::cli

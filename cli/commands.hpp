@@ -1,0 +1,20 @@
+#pragma once
+// The wirezip command's subcommands. Each throws wirezip::Error with one line on bad input or a
+// failed read or write; wirezip.cpp prints it and exits 1.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace wirezip::cli {
+
+// IN -> OUT ("-": stdin, stdout) as a container of frames, one per `chunk` bytes of input.
+void compress(const std::string& codec_spec, std::uint64_t chunk, const std::string& in, const std::string& out);
+// The exact inverse; `decoder` (non-empty) overrides the decoder option of the file's codec spec.
+void decompress(const std::string& decoder, const std::string& in, const std::string& out);
+// The container's and every frame's fields, as text or as JSON, on stdout.
+void inspect(const std::string& in, bool json);
+// Plane `plane` of every frame as stored (a raw DEFLATE stream, an LZ4 block, raw bytes or the one
+// byte of a constant plane), back to back in OUT; `inspect --json` gives each one's size and mode.
+void extract_plane(std::uint64_t plane, const std::string& in, const std::string& out);
+
+}  // namespace wirezip::cli

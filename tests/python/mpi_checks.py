@@ -1,0 +1,175 @@
+"""The MPI parts, through mpirun on this host (scripts/test runs this file; unittest discovery
+does not, as it needs mpirun): bench_collective with 2, 3 and 4 ranks, every collective x codec
+bit for bit against the raw ring on odd sizes; a killed and a stalled rank end the job in bounded
+time; pairs mode with 4 ranks gives 2 pairs in one JSON. Checks outcomes, never timings."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+import uuid
+
+from bench_process import binary
+
+MPIRUN = shutil.which("mpirun")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_btl="self,vader,tcp", OMPI_MCA_btl_tcp_if_include="lo")
+OPS = ["all_gather", "reduce_scatter", "all_reduce"]
+CODECS = ["memcpy", "bytegroup+lz4", "bytegroup+huff"]
+
+
+def mpirun(ranks, *args):
+    return [MPIRUN, "--oversubscribe", "-np", str(ranks), *args]
+
+
+def run_json(ranks, bench, *args, timeout=120):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.json")
+        result = subprocess.run(mpirun(ranks, binary(bench), *args, f"--benchmark_out={out}",
+                                       "--benchmark_out_format=json"),
+                                capture_output=True, text=True, timeout=timeout, env=ENV)
+        if not os.path.exists(out):
+            return result, None
+        with open(out) as f:
+            return result, json.load(f)
+
+
+def rank_pids(token, rank):
+    """Processes of this test's job (by the token in their environment) with the given MPI rank."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if f"WIREZIP_TEST_TOKEN={token}".encode() in env and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            pids.append(int(entry))
+    return pids
+
+
+@unittest.skipIf(MPIRUN is None, "mpirun is not installed")
+class Collectives(unittest.TestCase):
+    def check_every_case(self, ranks, sizes):
+        result, report = run_json(ranks, "bench_collective", f"--sizes={sizes}", "--chunk=64KiB",
+                                  f"--codecs={','.join(CODECS[1:])}", "--benchmark_min_time=0.01")
+        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+        names = {case["name"] for case in report["benchmarks"]}
+        cases = 0
+        for case in report["benchmarks"]:
+            self.assertFalse(case.get("error_occurred"), case.get("error_message"))
+            self.assertEqual(case["verified"], 1, case["name"])
+            self.assertEqual(case["ranks"], ranks)
+            self.assertGreater(case["busbw"], 0)
+            cases += 1
+        for op in OPS:
+            for impl in ["ring/none", "mpi/none"] + [f"ring/{codec}" for codec in CODECS]:
+                self.assertTrue(any(n.startswith(f"collective/{op}/{impl}/size:") and n.endswith(f"/ranks:{ranks}/manual_time")
+                                    for n in names), (op, impl, sorted(names)))
+        for case in report["benchmarks"]:
+            if "/bytegroup+" in case["name"] and "/size:6" not in case["name"]:
+                self.assertGreater(case["ratio"], 1.05, case["name"])  # bf16 gradients do compress (frames aside)
+            if "/mpi/" not in case["name"]:
+                self.assertIn("model_busbw", case)
+        self.assertEqual(report["context"]["mpi_ranks"], str(ranks))
+        return cases
+
+    def test_every_collective_and_codec_matches_the_raw_ring_with_2_3_4_ranks(self):
+        # Odd sizes: 6002 bytes leaves shards smaller than a chunk; 1000002 does not divide by 4
+        # ranks or by the chunk.
+        for ranks in [2, 3, 4]:
+            with self.subTest(ranks=ranks):
+                self.assertEqual(self.check_every_case(ranks, "6002,1000002"), 3 * 2 * 5)
+
+    def test_bad_flags_are_one_line(self):
+        for args, expect in [(["--sizes=1MiB:4KiB:x2"], "--sizes"), (["--codecs=lz5"], "valid forms"),
+                             (["--ops=all_to_all"], "unknown collective"), (["--transport=tcp"], "--transport=tcp")]:
+            result = subprocess.run(mpirun(2, binary("bench_collective"), *args), capture_output=True, text=True,
+                                    timeout=60, env=ENV)
+            self.assertNotEqual(result.returncode, 0)
+            ours = [line for line in result.stderr.splitlines() if line.startswith("bench_collective:")]
+            self.assertEqual(len(ours), 1, result.stderr)
+            self.assertIn(expect, ours[0])
+
+    def fault(self, action):
+        """Starts a long run with 3 ranks, hits rank 1 with `action` mid-run; returns (status, stderr, seconds)."""
+        token = uuid.uuid4().hex
+        env = dict(ENV, WIREZIP_TEST_TOKEN=token)
+        job = subprocess.Popen(mpirun(3, "-x", "WIREZIP_TEST_TOKEN", binary("bench_collective"), "--sizes=8MiB",
+                                      "--ops=all_reduce", "--codecs=bytegroup+lz4", "--benchmark_min_time=60",
+                                      "--timeout-ms=2000"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            deadline = time.monotonic() + 30
+            while not rank_pids(token, 1) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            time.sleep(3)  # well inside the timed loop
+            victims = rank_pids(token, 1)
+            self.assertTrue(victims, "rank 1 never started")
+            for pid in victims:
+                os.kill(pid, action)
+            start = time.monotonic()
+            _, err = job.communicate(timeout=60)
+            return job.returncode, err, time.monotonic() - start
+        finally:
+            if job.poll() is None:
+                job.kill()
+                job.wait()
+            for pid in rank_pids(token, 0) + rank_pids(token, 1) + rank_pids(token, 2):
+                os.kill(pid, signal.SIGKILL)
+
+    def test_a_killed_rank_ends_the_job_with_an_error(self):
+        status, err, seconds = self.fault(signal.SIGKILL)
+        self.assertNotEqual(status, 0)
+        self.assertLess(seconds, 30)
+        self.assertRegex(err, "signal 9|Killed|exited on signal|rank died")
+
+    def test_a_stalled_rank_ends_the_job_within_the_timeout(self):
+        status, err, seconds = self.fault(signal.SIGSTOP)
+        self.assertNotEqual(status, 0)
+        self.assertLess(seconds, 30)  # --timeout-ms=2000: the ring's wait, then the watchdog
+        self.assertRegex(err, "a rank died or stalls")
+
+
+@unittest.skipIf(MPIRUN is None, "mpirun is not installed")
+class Pairs(unittest.TestCase):
+    def test_four_ranks_are_two_pairs_in_one_json(self):
+        result, report = run_json(4, "bench_pipeline", "--mpi", "--transport=tcp", "--modes=overlap",
+                                  "--codecs=bytegroup+huff", "--datasets=synthetic:weights:size=2MiB",
+                                  "--chunks=256KiB", "--benchmark_min_time=0.01", "--timeout-ms=5000")
+        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+        names = [case["name"] for case in report["benchmarks"]]
+        for suffix in ["pair:0", "pair:1", "pair:sum", "pair:min"]:
+            self.assertEqual(sum(n.endswith("/" + suffix) for n in names), 2, (suffix, names))  # raw + overlap
+        rows = {case["name"]: case for case in report["benchmarks"]}
+        for case in report["benchmarks"]:
+            self.assertFalse(case.get("error_occurred"), case.get("error_message"))
+            self.assertEqual(case["verified"], 1)
+        for name, case in rows.items():
+            if name.endswith("/pair:sum"):
+                base = name[: -len("pair:sum")]
+                self.assertAlmostEqual(case["bytes_per_second"],
+                                       rows[base + "pair:0"]["bytes_per_second"] + rows[base + "pair:1"]["bytes_per_second"],
+                                       delta=1)
+                self.assertEqual(case["pairs"], 2)
+        context = report["context"]
+        self.assertEqual(context["mpi_pairs"], "2")
+        for key in ["pair0_hostname", "pair0_peer_hostname", "pair1_cpu_model", "pair1_peer_rdma_device"]:
+            self.assertIn(key, context)
+        self.assertEqual(context["pair1_peer_mpi_rank"], "2")  # neighbor pairing: 2 serves 3
+        self.assertIn("peer_hostname", context)  # the handshake's view of the server, as in two-host mode
+
+    def test_odd_rank_count_is_one_error(self):
+        result = subprocess.run(mpirun(3, binary("bench_rdma"), "--mpi", "--transport=tcp"), capture_output=True,
+                                text=True, timeout=60, env=ENV)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("even number of ranks", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,153 @@
+// Every SIMD path of the Huffman coder against the portable one, on the same inputs: each path is
+// forced explicitly, must write exactly the scalar path's bytes, and must decode every other path's
+// output (and reject or accept a corrupt plane just as the scalar path does). Under qemu-user
+// (scripts/cross-test aarch64) the neon path runs here too; a golden frame hash ties the x86-64 and
+// aarch64 builds to the same bytes.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <random>
+
+#include "../codecs/src/huff_kernels.hpp"
+#include "../codecs/src/plane_coder.hpp"
+#include "codec_test_data.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/datasets/dataset.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::codecs {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+// Plane shapes the coder meets (both planes of bf16 weights) and ones that stress the code builder.
+std::vector<testing::Input> plane_kinds(std::size_t n) {
+  const Bytes weights = testing::codec_inputs(2 * n)[0].bytes;
+  Bytes low(n), high(n);
+  for (std::size_t i = 0; i < n; ++i) low[i] = weights[2 * i], high[i] = weights[2 * i + 1];
+  std::mt19937 rng(5);
+  Bytes geometric(n), signs(n), two(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    // P(s) ~ 2^-s/3 over all 256 symbols: the longest codes hit the 11-bit limit.
+    unsigned s = 0;
+    while (s < 255 && rng() % 3 != 0) ++s;
+    geometric[i] = static_cast<std::byte>(s);
+    signs[i] = static_cast<std::byte>((rng() & 0x80) | (0x3c + rng() % 4));  // both signs, one exponent range
+    two[i] = static_cast<std::byte>(rng() % 2 ? 0x3f : 0xbf);
+  }
+  return {{"exponent plane", high}, {"mantissa plane", low}, {"geometric", geometric}, {"signs", signs},
+          {"two symbols", two},    {"random", testing::random_bytes(n, 3)}};
+}
+
+std::optional<Bytes> try_decode(PlaneCoder& coder, std::span<const std::byte> coded, std::size_t n) {
+  Bytes out(n);
+  try {
+    coder.decode(coded, out);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+TEST(HuffPaths, EveryPathWritesTheScalarBytesAndDecodesThem) {
+  const auto paths = available_simd_paths();
+  ASSERT_EQ(paths.front(), SimdPath::scalar);
+  auto scalar = make_huff_coder(SimdPath::scalar);
+  // 300001 symbols: above 64 KiB the code comes from a sample; the odd sizes leave lane tails.
+  for (const auto& kind : plane_kinds(300001)) {
+    for (std::size_t n : {2, 3, 5, 16, 17, 33, 64, 100, 1000, 4099, 65535, 65537, 300001}) {
+      const std::span<const std::byte> input = std::span(kind.bytes).first(n);
+      Bytes expected(scalar->bound(n));
+      expected.resize(scalar->encode(input, expected));
+      for (SimdPath path : paths) {
+        SCOPED_TRACE(::testing::Message() << simd_path_name(path) << ", " << kind.name << ", " << n << " symbols");
+        auto coder = make_huff_coder(path);
+        Bytes coded(coder->bound(n));
+        coded.resize(coder->encode(input, coded));
+        ASSERT_EQ(coded, expected);
+        Bytes back(n);
+        coder->decode(expected, back);
+        ASSERT_TRUE(std::equal(back.begin(), back.end(), input.begin()));
+      }
+    }
+  }
+}
+
+// A flipped byte in a stream is decoded (to wrong symbols) or rejected, identically on every path.
+TEST(HuffPaths, EveryPathTreatsCorruptPlanesLikeScalar) {
+  auto scalar = make_huff_coder(SimdPath::scalar);
+  const Bytes plane = plane_kinds(5000)[0].bytes;
+  Bytes coded(scalar->bound(plane.size()));
+  coded.resize(scalar->encode(plane, coded));
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 200; ++trial) {
+    Bytes bad = coded;
+    bad[141 + rng() % (bad.size() - 141)] ^= static_cast<std::byte>(1 + rng() % 255);  // past the header
+    if (trial % 4 == 0) bad.resize(bad.size() - 1 - rng() % 8);                           // and truncated
+    const auto expected = try_decode(*scalar, bad, plane.size());
+    for (SimdPath path : available_simd_paths()) {
+      SCOPED_TRACE(::testing::Message() << simd_path_name(path) << ", trial " << trial);
+      auto coder = make_huff_coder(path);
+      ASSERT_EQ(try_decode(*coder, bad, plane.size()), expected);
+    }
+  }
+}
+
+TEST(HuffPaths, ByteRangeMatchesScalar) {
+  const huff::HuffKernels scalar = huff::scalar_huff_kernels();
+  std::mt19937 rng(17);
+  for (SimdPath path : available_simd_paths()) {
+    const huff::HuffKernels kernels = huff::huff_kernels(path);
+    for (std::size_t n = 1; n < 4200; n += n < 200 ? 1 : 97) {
+      // Values from a narrow band, then one planted extreme each way at a random place.
+      Bytes data(n);
+      for (auto& b : data) b = static_cast<std::byte>(0x40 + rng() % 16 + (rng() % 2) * 0x80);
+      data[rng() % n] = static_cast<std::byte>(rng() % 256);
+      data[rng() % n] = static_cast<std::byte>(rng() % 256);
+      const auto* src = reinterpret_cast<const std::uint8_t*>(data.data());
+      const huff::ByteRange want = scalar.byte_range(src, n), got = kernels.byte_range(src, n);
+      SCOPED_TRACE(::testing::Message() << simd_path_name(path) << ", " << n << " bytes");
+      ASSERT_EQ(got.low, want.low);
+      ASSERT_EQ(got.high, want.high);
+      ASSERT_EQ(got.low7, want.low7);
+      ASSERT_EQ(got.high7, want.high7);
+    }
+  }
+}
+
+// The forced paths are really other code, not the scalar loops under another name.
+TEST(HuffPaths, FastPathsAreTheirOwnKernels) {
+  const huff::HuffKernels scalar = huff::scalar_huff_kernels();
+  for (SimdPath path : available_simd_paths()) {
+    if (path == SimdPath::scalar) continue;
+#if defined(__x86_64__)
+    if (!__builtin_cpu_supports("bmi2")) continue;  // such a CPU runs the portable loops on purpose
+#endif
+    const huff::HuffKernels kernels = huff::huff_kernels(path);
+    EXPECT_NE(kernels.encode_bulk, scalar.encode_bulk) << simd_path_name(path);
+    EXPECT_NE(kernels.decode_bulk, scalar.decode_bulk) << simd_path_name(path);
+    EXPECT_NE(kernels.byte_range, scalar.byte_range) << simd_path_name(path);
+  }
+  EXPECT_THROW(make_huff_coder(static_cast<SimdPath>(99)), Error);
+}
+
+// wirezip's own frames are the same bytes on every architecture and path: a frame written on the
+// x86 host decodes on the Arm DPU. Golden values from x86-64 (and from the coder before it had
+// paths); the aarch64 build under qemu must agree. A deliberate format change updates them: frame
+// version 2 (issue 12: raw planes first) did.
+TEST(HuffPaths, FramesAreTheSameOnEveryArchitecture) {
+  const Bytes weights = datasets::load_dataset("synthetic:weights:size=256KiB:seed=7").bytes;
+  const std::span<const std::byte> input = std::span(weights).first(weights.size() - 3);  // a partial element
+  for (const auto& [spec, sha256] : std::vector<std::pair<std::string, std::string>>{
+           {"bytegroup+huff", "5abb742408851cd5f35ab4e152b14477133b090a0133c9e90f4e527bcf2a9a2c"},
+           {"bytegroup:width=4+huff", "8314eca48bc6b6aeb428604d5818f37bf797b851bc2eca8fb9983b627bee99e6"},
+           {"huff", "6676077411ca7ce73de3760695aa015a0a43d1f70d6bb9b11e46cf145ccf5d06"}}) {
+    auto codec = make_codec(spec);
+    Bytes frame(codec->max_compressed_size(input.size()));
+    frame.resize(codec->compress(input, frame));
+    EXPECT_EQ(datasets::sha256_hex(frame), sha256) << spec << ", " << frame.size() << " bytes";
+  }
+}
+
+}  // namespace
+}  // namespace wirezip::codecs
