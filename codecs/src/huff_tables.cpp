@@ -1,33 +1,35 @@
 #include "huff_tables.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <queue>
 #include <stdexcept>
 
 namespace wirezip::codecs::huff {
 
 Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t block, std::size_t every) {
-  // Four sub-histograms so runs of one symbol do not serialise on one counter.
-  std::array<std::array<std::uint32_t, 256>, 4> sub{};
+  // Eight sub-histograms fed from one 8-byte load: a skewed plane (a float's exponent byte repeats a
+  // few values) would otherwise serialise on the load-increment-store of one hot counter.
+  std::array<std::array<std::uint32_t, 256>, 8> sub{};
   for (std::size_t start = 0; start < n; start += every) {
     const std::size_t end = std::min(n, start + block);
     std::size_t i = start;
-    for (; i + 4 <= end; i += 4) {
-      ++sub[0][src[i]];
-      ++sub[1][src[i + 1]];
-      ++sub[2][src[i + 2]];
-      ++sub[3][src[i + 3]];
+    for (; i + 8 <= end; i += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, src + i, 8);
+      for (unsigned k = 0; k < 8; ++k) ++sub[k][(word >> (8 * k)) & 0xff];
     }
     for (; i < end; ++i) ++sub[0][src[i]];
   }
-  for (int s = 0; s < 256; ++s) sub[0][s] += sub[1][s] + sub[2][s] + sub[3][s];
+  for (int s = 0; s < 256; ++s)
+    for (unsigned k = 1; k < 8; ++k) sub[0][s] += sub[k][s];
   return sub[0];
 }
 
 Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range) {
-  // Contiguous 256-byte blocks, one in four: a strided sample would see only one byte position of
+  // Contiguous 256-byte blocks, one in eight: a strided sample would see only one byte position of
   // data with a period of 2 or 4 (interleaved bf16 or fp32).
-  constexpr std::size_t kExactBelow = 64 << 10, kBlock = 256, kEvery = 4 * kBlock;
+  constexpr std::size_t kExactBelow = 64 << 10, kBlock = 256, kEvery = 8 * kBlock;
   Counts counts = n < kExactBelow ? histogram(src, n, n, n) : histogram(src, n, kBlock, kEvery);
   for (unsigned s = 0; s < 256; ++s) {
     const unsigned s7 = s & 0x7f;
