@@ -130,7 +130,9 @@ int run(int argc, char** argv, const Flags& f, const Config& config, mpi::Sessio
     hosts = mpi::all_gather_strings(run.comm, session.hostname());
   }
   if (f.transport != "mpi") {
-    harness::RingLinkConfig links{.kind = rdma::parse_transport(f.transport), .bind = f.bind};
+    harness::RingLinkConfig links;
+    links.kind = rdma::parse_transport(f.transport);
+    links.bind = f.bind;
     links.buffer_bytes = harness::ring_link_bytes(config.sizes, config.codecs, run.ranks, config.chunk);
     links.depth = f.depth;
     links.timeout = run.timeout;
@@ -181,8 +183,9 @@ int main(int argc, char** argv) {
   app.add_option("--transport", f.transport, "what carries the ring's chunks: mpi (MPI_Isend/MPI_Irecv) or tcp (wirezip's links)")
       ->capture_default_str();
   app.add_option("--bind", f.bind,
-                 "tcp, ranks on several hosts: the address each listener binds and is reached at "
-                 "(default: every address, reached by hostname; loopback within a host)");
+                 "tcp, ranks on several hosts: the interface (its IPv4 address on each host) or address each "
+                 "listener binds and is reached at (default: every address, reached by hostname; loopback "
+                 "within a host)");
   app.add_option("--timeout-ms", f.timeout_ms, "bound on every wait; past it the job ends with an error")->capture_default_str();
   std::ostream silent(nullptr);
   try {

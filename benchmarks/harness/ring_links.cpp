@@ -9,6 +9,7 @@
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/collective/ring_math.hpp"
 #include "wirezip/mpi/exchange.hpp"
+#include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/checked.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -60,7 +61,9 @@ std::unique_ptr<collective::LinkChannel> connect_ring_links(MPI_Comm comm, const
   std::unique_ptr<rdma::Listener> listener;
   json mine;
   try {
-    const auto [address, bind] = serve_address(config.kind, config.device, config.bind,
+    // --bind may name an interface: one flag for every host, each rank binding its own address.
+    const std::string ip = config.bind.empty() ? "" : rdma::netdev_ipv4(config.bind);
+    const auto [address, bind] = serve_address(config.kind, config.device, ip.empty() ? config.bind : ip,
                                                hosts.at(left) == hosts.at(rank), hosts.at(rank));
     listener = rdma::listen(config.kind, options, bind, 0);
     mine = {{"host", address}, {"port", listener->port()}};

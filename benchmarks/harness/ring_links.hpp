@@ -16,7 +16,7 @@ namespace wirezip::harness {
 
 struct RingLinkConfig {
   rdma::TransportKind kind = rdma::TransportKind::tcp;
-  std::string bind;                 // tcp between hosts: the address listeners bind; empty: every one
+  std::string bind;                 // tcp between hosts: the interface or address listeners bind; empty: every one
   std::string device;               // verbs: the device; empty = the first with an active port
   std::size_t buffer_bytes = 0;     // each link's buffer on both sides: the largest pass's slots
   std::size_t depth = 8;            // writes in flight per link
