@@ -59,7 +59,8 @@ def table(context, cases, failed):
     ranks = context.get("mpi_ranks", "?")
     lines = [f"# Collectives: busbw (GB/s), {ranks} ranks on {context.get('mpi_hosts', '?')}",
              "",
-             f"{context.get('mpi_library', '')}; chunk {context.get('chunk_bytes', '?')} B; data {context.get('dataset', '?')}."
+             f"{context.get('mpi_library', '')}; ring chunks over {context.get('transport', 'mpi')}; chunk {context.get('chunk_bytes', '?')} B;"
+             f" data {context.get('dataset', '?')}."
              " busbw = size / time x (n-1)/n (all-gather, reduce-scatter) or 2(n-1)/n (all-reduce), as nccl-tests."
              " Every ring result is bit for bit the raw ring's, itself checked against the reference (`verified`).",
              "",

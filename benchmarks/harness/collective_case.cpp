@@ -25,8 +25,10 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 class Runner {
  public:
   Runner(const CollectiveCase& c, const Layout& layout) : c_(c), layout_(layout) {
-    if (c.impl == CollectiveImpl::ring)
-      ring_.emplace(c.run->comm, mpi::RingOptions{c.codec, c.run->depth, c.run->timeout});
+    if (c.impl != CollectiveImpl::ring) return;
+    CollectiveRun& run = *c.run;
+    if (run.connect_links && !run.links) run.links = run.connect_links();
+    ring_.emplace(run.comm, mpi::RingOptions{c.codec, run.depth, run.timeout}, run.links.get());
   }
   // MPI's own collectives block inside MPI: the watchdog bounds them. The ring bounds its own waits.
   mpi::RingStats once(std::span<std::byte> out) {
@@ -108,8 +110,10 @@ std::optional<std::string> check_result(const CollectiveCase& c, const Layout& l
   return std::nullopt;
 }
 
+// Every rank fails the same case (each failure is agreed), so every rank drops its links here.
 void fail_case(benchmark::State& state, CollectiveRun& run, const std::string& why) {
   ++run.failed_cases;
+  run.links.reset();
   state.SkipWithError(why.c_str());
 }
 

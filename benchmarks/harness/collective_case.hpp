@@ -1,6 +1,7 @@
 #pragma once
 // bench_collective's cases: one collective (all-gather, reduce-scatter, all-reduce) of one size
-// over every rank, done by wirezip's ring (raw or with a codec) or by MPI's own collective. Every
+// over every rank, done by wirezip's ring (raw or with a codec; its chunks over MPI or over
+// wirezip's tcp links) or by MPI's own collective. Every
 // rank runs the same cases in the same order; each timed iteration is the slowest rank's time,
 // so every rank's Google Benchmark makes the same decisions and only rank 0 needs to report.
 #include <benchmark/benchmark.h>
@@ -9,11 +10,13 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "wirezip/collective/model.hpp"
+#include "wirezip/collective/ring_channel.hpp"
 #include "wirezip/collective/ring_math.hpp"
 #include "wirezip/mpi/baseline.hpp"
 #include "wirezip/mpi/ring.hpp"
@@ -45,6 +48,11 @@ struct CollectiveRun {
   int failed_cases = 0;
   ExpectedResult expected;  // the last (op, size) asked for: cases of one size run together
   std::map<std::string, collective::StageRates> stages;  // codec/size -> compress, decompress
+  // --transport other than mpi: sets up the ring's links (every rank together). They are made at
+  // the first ring case and kept; a failed case (agreed by every rank) drops them, so the next
+  // ring case starts on fresh links rather than on whatever the failure left in flight.
+  std::function<std::unique_ptr<collective::LinkChannel>()> connect_links;
+  std::unique_ptr<collective::LinkChannel> links;
 
   // Runs `body` as one collective step under the watchdog (bound: twice the timeout), then agrees
   // on whether it failed anywhere: the first failing rank's message, on every rank.

@@ -141,7 +141,8 @@ std::optional<std::string> CollectiveRun::agreed(const std::string& what, const 
   } catch (const std::exception& e) {
     local = e.what();
   }
-  auto guard = watchdog->guard("agreeing on " + what, timeout);
+  // Should the agreement itself hang (a rank stalls), the abort line still carries this rank's reason.
+  auto guard = watchdog->guard("agreeing on " + what + (local ? " (failed here: " + *local + ")" : ""), timeout);
   return mpi::agree_on_failure(comm, local);
 }
 

@@ -1,7 +1,6 @@
 #include "mpi_pairs.hpp"
 
 #include <fmt/format.h>
-#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <optional>
 
 #include "context.hpp"
+#include "mpi_link_setup.hpp"
 #include "mpi_pairs_merge.hpp"
 #include "mpi_report.hpp"
 #include "wirezip/collective/pairing.hpp"
@@ -77,27 +77,6 @@ json rank_facts(const mpi::Session& session, const LinkFlags& link) {
   return facts;
 }
 
-// One secret per job, from rank 0 to all: each pair's links authenticate without a shared file.
-std::string job_secret() {
-  std::string secret(32, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(secret.data()), static_cast<int>(secret.size())) != 1)
-    fail("RAND_bytes failed: no job secret");
-  mpi::check(MPI_Bcast(secret.data(), static_cast<int>(secret.size()), MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast(secret)");
-  return secret;
-}
-
-// Where the serving rank listens, as its peer should reach it: loopback within one host.
-std::pair<std::string, std::string> serve_address(rdma::TransportKind kind, const LinkFlags& link, bool same_host,
-                                                  const std::string& hostname) {
-  if (kind == rdma::TransportKind::verbs) {
-    const std::string ip = rdma::pick_verbs_port(link.device).ipv4;
-    if (ip.empty()) fail("--mpi over verbs: the RDMA port has no IPv4 address for rdma_cm");
-    return {ip, ip};
-  }
-  if (same_host) return {"127.0.0.1", "127.0.0.1"};
-  return {hostname, link.bind};
-}
-
 struct Side {
   const mpi::Session& session;
   mpi::Watchdog& watchdog;
@@ -115,7 +94,11 @@ struct Side {
       side.serve = true;
       side.port = 0;
       std::string address;
-      std::tie(address, side.bind) = serve_address(kind, link, same_host, session.hostname());
+      try {
+        std::tie(address, side.bind) = serve_address(kind, link.device, link.bind, same_host, session.hostname());
+      } catch (const Error& e) {
+        fail("--mpi over verbs: {}", e.what());
+      }
       side.on_listening = [&](std::uint16_t port) {
         auto guard = watchdog.guard("telling the peer rank the port", link_timeout());
         mpi::send_string(MPI_COMM_WORLD, json{{"host", address}, {"port", port}}.dump(), peer, kAddressTag);
@@ -209,7 +192,7 @@ int run_mpi_pairs(std::string_view binary, const MpiPairFlags& flags, const Link
     int make = given ? 0 : 1, all = 0;
     mpi::check(MPI_Allreduce(&make, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce(secret)");
     if (all) {
-      secret.emplace(job_secret());
+      secret.emplace(job_secret(MPI_COMM_WORLD));
       side.link.secret_file = secret->path();
     }
   }

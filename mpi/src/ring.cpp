@@ -17,10 +17,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using collective::Layout;
 
-// Reduce-scatter and all-gather passes use disjoint tags; within a pass, MPI's non-overtaking
-// order keeps two chunks with the same tag apart.
+// Consecutive passes use disjoint tags; within a pass, MPI's non-overtaking order keeps two chunks
+// with the same tag apart.
 constexpr int kTagsPerPass = 16000;
-constexpr int kReduceTags = 0, kGatherTags = kTagsPerPass;
 
 int as_int(std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(INT_MAX)) fail("a chunk of {} bytes exceeds MPI's int count", bytes);
@@ -28,6 +27,93 @@ int as_int(std::size_t bytes) {
 }
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The chunks over MPI point-to-point. Keeps a place per received and per sent chunk between
+// passes, so that handling a chunk never waits for a send to finish (which could close a cycle
+// around the ring). Owns the requests it posts: abandon() cancels what a failed pass left.
+class MpiChannel final : public collective::RingChannel {
+ public:
+  MpiChannel(MPI_Comm comm, int rank, int ranks, std::chrono::milliseconds timeout)
+      : comm_(comm), rank_(rank), left_((rank + ranks - 1) % ranks), right_((rank + 1) % ranks), timeout_(timeout) {}
+  ~MpiChannel() override { abandon(); }
+
+  std::string_view name() const override { return "mpi"; }
+
+  void begin_pass(const collective::PassShape& shape) override {
+    shape_ = shape;
+    ++pass_;
+    const std::size_t bytes = checked_mul(shape.total, shape.capacity, "ring staging");
+    // Grown, never shrunk: an all-reduce's two passes reuse the places.
+    if (shape.receive_slots && received_.size() < bytes) received_.resize(bytes);
+    if (shape.send_slots && outgoing_.size() < bytes) outgoing_.resize(bytes);
+    receives_.assign(shape.total, MPI_REQUEST_NULL);
+    sends_.assign(shape.total, MPI_REQUEST_NULL);
+    into_.assign(shape.total, {});
+  }
+  std::span<std::byte> receive_slot(std::size_t index) override { return slot(received_, index); }
+  std::span<std::byte> send_slot(std::size_t index) override { return slot(outgoing_, index); }
+
+  void post_receive(std::size_t index, std::span<std::byte> into) override {
+    into_.at(index) = into;
+    check(MPI_Irecv(into.data(), as_int(into.size()), MPI_BYTE, left_, tag(index), comm_, &receives_[index]),
+          "ring: MPI_Irecv");
+  }
+
+  std::optional<std::span<std::byte>> test_receive(std::size_t index) override {
+    int arrived = 0;
+    MPI_Status status;
+    check(MPI_Test(&receives_.at(index), &arrived, &status), "ring: MPI_Test(receive)");
+    if (!arrived) return std::nullopt;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    return into_[index].first(static_cast<std::size_t>(count));
+  }
+
+  void send(std::size_t index, std::span<const std::byte> bytes) override {
+    check(MPI_Isend(bytes.data(), as_int(bytes.size()), MPI_BYTE, right_, tag(index), comm_, &sends_.at(index)),
+          "ring: MPI_Isend");
+  }
+
+  void end_pass() override {
+    const auto deadline = Clock::now() + timeout_;
+    while (true) {
+      int done = 0;
+      check(MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &done, MPI_STATUSES_IGNORE),
+            "ring: MPI_Testall(sends)");
+      if (done) return;
+      if (Clock::now() > deadline)
+        fail("ring: rank {} waited {} ms for rank {} to take its chunks (a rank died or stalls)", rank_,
+             timeout_.count(), right_);
+      sched_yield();
+    }
+  }
+
+  // Only after a failure is anything left: receives are cancelled, sends let go.
+  void abandon() override {
+    for (MPI_Request& request : receives_)
+      if (request != MPI_REQUEST_NULL) {
+        MPI_Cancel(&request);
+        MPI_Request_free(&request);
+      }
+    for (MPI_Request& request : sends_)
+      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+  }
+
+ private:
+  std::span<std::byte> slot(std::vector<std::byte>& storage, std::size_t index) {
+    return std::span(storage).subspan(index * shape_.capacity, shape_.capacity);
+  }
+  int tag(std::size_t index) const { return static_cast<int>(pass_ % 2) * kTagsPerPass + static_cast<int>(index % kTagsPerPass); }
+
+  MPI_Comm comm_;
+  int rank_, left_, right_;
+  std::chrono::milliseconds timeout_;
+  collective::PassShape shape_;
+  std::uint64_t pass_ = 0;
+  std::vector<std::byte> received_, outgoing_;
+  std::vector<MPI_Request> receives_, sends_;
+  std::vector<std::span<std::byte>> into_;
+};
 
 }  // namespace
 
@@ -41,35 +127,27 @@ RingStats& RingStats::operator+=(const RingStats& other) {
 }
 
 // One trip around the ring: K own chunks leave first, then each of the (n-1) x K arriving chunks
-// is handled in order and, but for the last step's, sent on. Owns the requests it posts: a pass
-// that throws cancels what it left behind.
+// is handled in order and, but for the last step's, sent on. A pass that throws makes the channel
+// let go of what it left behind.
 class Ring::Pass {
  public:
   enum class Kind { gather, reduce };
 
   Pass(Ring& ring, const Layout& layout, Kind kind, std::span<const std::byte> in, std::span<std::byte> out)
-      : ring_(ring), layout_(layout), kind_(kind), in_(in), out_(out),
+      : ring_(ring), channel_(*ring.channel_), layout_(layout), kind_(kind), in_(in), out_(out),
         n_(ring.ranks_), r_(ring.rank_), k_(layout.chunks),
         total_(static_cast<std::size_t>(n_ - 1) * k_),
-        left_((r_ + n_ - 1) % n_), right_((r_ + 1) % n_),
-        capacity_(ring.codec_ ? ring.codec_->max_compressed_size(layout.chunk_bytes) : layout.chunk_bytes),
-        receives_(total_, MPI_REQUEST_NULL), sends_(total_, MPI_REQUEST_NULL) {
-    const bool staged_receives = ring.codec_ || kind == Kind::reduce;  // raw all-gather receives in place
-    ring.received_.resize(staged_receives ? checked_mul(total_, capacity_, "ring staging") : 0);
-    ring.outgoing_.resize(ring.codec_ ? checked_mul(total_, capacity_, "ring staging") : 0);
+        left_((r_ + n_ - 1) % n_),
+        capacity_(ring.codec_ ? ring.codec_->max_compressed_size(layout.chunk_bytes) : layout.chunk_bytes) {
     ring.scratch_.resize(layout.chunk_bytes);
+    // Raw all-gather receives in place and sends from the result: no slots of the channel's.
+    channel_.begin_pass({.total = total_, .capacity = capacity_, .receive_slots = ring.codec_ || kind == Kind::reduce,
+                         .send_slots = ring.codec_ != nullptr});
   }
   Pass(const Pass&) = delete;
   Pass& operator=(const Pass&) = delete;
   ~Pass() {
-    // Only after a failure is anything left: receives are cancelled, sends let go.
-    for (MPI_Request& request : receives_)
-      if (request != MPI_REQUEST_NULL) {
-        MPI_Cancel(&request);
-        MPI_Request_free(&request);
-      }
-    for (MPI_Request& request : sends_)
-      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+    if (!finished_) channel_.abandon();
   }
 
   RingStats run() {
@@ -88,25 +166,23 @@ class Ring::Pass {
         progress = true;
       }
       if (handled < total_) {
-        int arrived = 0;
-        MPI_Status status;
-        check(MPI_Test(&receives_[handled], &arrived, &status), "ring: MPI_Test(receive)");
-        if (arrived) {
-          handle(handled++, status);
+        if (const auto arrived = channel_.test_receive(handled)) {
+          handle(handled++, *arrived);
           progress = true;
         }
       }
       if (progress) {
         last_progress = Clock::now();
       } else if (Clock::now() - last_progress > ring_.options_.timeout) {
-        fail("ring {}: rank {} waited {} ms for chunk {} of {} from rank {} (a rank died or stalls)",
-             kind_ == Kind::gather ? "all-gather" : "reduce-scatter", r_, ring_.options_.timeout.count(), handled,
-             total_, left_);
+        fail("ring {} over {}: rank {} waited {} ms for chunk {} of {} from rank {} (a rank died or stalls)",
+             kind_ == Kind::gather ? "all-gather" : "reduce-scatter", channel_.name(), r_,
+             ring_.options_.timeout.count(), handled, total_, left_);
       } else {
         sched_yield();  // ranks may share cores
       }
     }
-    wait_for_sends();
+    channel_.end_pass();
+    finished_ = true;
     return stats_;
   }
 
@@ -119,11 +195,6 @@ class Ring::Pass {
     const std::size_t offset = static_cast<std::size_t>(b) * layout_.shard_bytes + layout_.chunk_offset(chunk);
     return tensor.subspan(offset, layout_.chunk_length(chunk));
   }
-  std::span<std::byte> received(std::size_t index) { return std::span(ring_.received_).subspan(index * capacity_, capacity_); }
-  std::span<std::byte> outgoing(std::size_t index) { return std::span(ring_.outgoing_).subspan(index * capacity_, capacity_); }
-  int tag(std::size_t index) const {
-    return (kind_ == Kind::gather ? kGatherTags : kReduceTags) + static_cast<int>(index % kTagsPerPass);
-  }
   int step_of(std::size_t index) const { return static_cast<int>(index / k_); }
   int received_block(std::size_t index) const {
     return kind_ == Kind::gather ? collective::all_gather_recv_block(r_, step_of(index), n_)
@@ -131,17 +202,16 @@ class Ring::Pass {
   }
 
   void post_receive(std::size_t index) {
-    std::span<std::byte> into = kind_ == Kind::gather && !ring_.codec_
-                                    ? block(out_, received_block(index), index % k_)
-                                    : received(index).first(ring_.codec_ ? capacity_ : layout_.chunk_length(index % k_));
-    check(MPI_Irecv(into.data(), as_int(into.size()), MPI_BYTE, left_, tag(index), ring_.comm_, &receives_[index]),
-          "ring: MPI_Irecv");
+    const std::span<std::byte> into =
+        kind_ == Kind::gather && !ring_.codec_
+            ? block(out_, received_block(index), index % k_)
+            : channel_.receive_slot(index).first(ring_.codec_ ? capacity_ : layout_.chunk_length(index % k_));
+    channel_.post_receive(index, into);
   }
 
   // Send number `index` (own chunks first, then forwards), `original` bytes of tensor in `bytes`.
   void send(std::size_t index, std::span<const std::byte> bytes, std::size_t original) {
-    check(MPI_Isend(bytes.data(), as_int(bytes.size()), MPI_BYTE, right_, tag(index), ring_.comm_, &sends_[index]),
-          "ring: MPI_Isend");
+    channel_.send(index, bytes);
     stats_.original_sent += original;
     stats_.wire_sent += bytes.size();
   }
@@ -176,20 +246,17 @@ class Ring::Pass {
       send(chunk, kind_ == Kind::gather ? block(out_, r_, chunk) : own, own.size());
       return;
     }
-    const std::size_t size = compress(own, outgoing(chunk));
-    send(chunk, outgoing(chunk).first(size), own.size());
+    const std::size_t size = compress(own, channel_.send_slot(chunk));
+    send(chunk, channel_.send_slot(chunk).first(size), own.size());
   }
 
-  void handle(std::size_t index, const MPI_Status& status) {
+  void handle(std::size_t index, std::span<std::byte> arrived) {
     const std::size_t chunk = index % k_;
     const int b = received_block(index);
     const bool forward = step_of(index) < n_ - 2;
     const std::size_t length = layout_.chunk_length(chunk);
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    if (!ring_.codec_ && static_cast<std::size_t>(count) != length)
-      fail("ring: chunk {} from rank {} has {} bytes, expected {}", index, left_, count, length);
-    const std::span<std::byte> arrived = received(index).first(ring_.codec_ ? static_cast<std::size_t>(count) : length);
+    if (!ring_.codec_ && arrived.size() != length)
+      fail("ring: chunk {} from rank {} has {} bytes, expected {}", index, left_, arrived.size(), length);
 
     if (kind_ == Kind::gather) {
       if (!ring_.codec_) {
@@ -211,47 +278,39 @@ class Ring::Pass {
     decompress(arrived, sum);
     add(sum, sum, own);
     if (!forward) return;
-    const std::size_t size = compress(sum, outgoing(index + k_));
-    send(index + k_, outgoing(index + k_).first(size), length);
-  }
-
-  void wait_for_sends() {
-    const auto deadline = Clock::now() + ring_.options_.timeout;
-    while (true) {
-      int done = 0;
-      check(MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &done, MPI_STATUSES_IGNORE),
-            "ring: MPI_Testall(sends)");
-      if (done) return;
-      if (Clock::now() > deadline)
-        fail("ring: rank {} waited {} ms for rank {} to take its chunks (a rank died or stalls)", r_,
-             ring_.options_.timeout.count(), right_);
-      sched_yield();
-    }
+    const std::size_t size = compress(sum, channel_.send_slot(index + k_));
+    send(index + k_, channel_.send_slot(index + k_).first(size), length);
   }
 
   Ring& ring_;
+  collective::RingChannel& channel_;
   const Layout& layout_;
   Kind kind_;
   std::span<const std::byte> in_;
   std::span<std::byte> out_;
   int n_, r_;
   std::size_t k_, total_;
-  int left_, right_;
+  int left_;
   std::size_t capacity_;
-  std::vector<MPI_Request> receives_, sends_;
+  bool finished_ = false;
   RingStats stats_;
 };
 
-Ring::Ring(MPI_Comm parent, RingOptions options) : options_(std::move(options)) {
+Ring::Ring(MPI_Comm parent, RingOptions options, collective::RingChannel* channel)
+    : options_(std::move(options)), channel_(channel) {
   if (options_.depth == 0) fail("ring: depth must be positive");
   if (!options_.codec.empty()) codec_ = codecs::make_codec(options_.codec);
-  check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &ranks_);
+  if (!channel_) {
+    check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  }
+  MPI_Comm_rank(channel_ ? parent : comm_, &rank_);
+  MPI_Comm_size(channel_ ? parent : comm_, &ranks_);
+  if (!channel_) channel_ = (own_channel_ = std::make_unique<MpiChannel>(comm_, rank_, ranks_, options_.timeout)).get();
 }
 
 Ring::~Ring() {
+  own_channel_.reset();  // its requests go before their communicator
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 

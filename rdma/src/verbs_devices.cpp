@@ -113,20 +113,6 @@ std::string ipoib_netdev(const std::string& device, int port) {
   return {};
 }
 
-std::string ipv4_of(const std::string& netdev) {
-  if (netdev.empty()) return {};
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) fail("getifaddrs: {}", std::strerror(errno));
-  const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owner(list, &freeifaddrs);
-  for (const ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
-    if (it->ifa_addr == nullptr || it->ifa_addr->sa_family != AF_INET || netdev != it->ifa_name) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(it->ifa_addr)->sin_addr, text, sizeof text);
-    return text;
-  }
-  return {};
-}
-
 std::string format_guid(__be64 guid) {
   const std::uint64_t value = be64toh(guid);
   return fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", value >> 48, (value >> 32) & 0xffff, (value >> 16) & 0xffff,
@@ -164,7 +150,7 @@ VerbsPort describe_port(ibv_context* context, int port_num) {
   describe_gids(context, attr, device.phys_port_cnt, port);
   if (port.netdev.empty() && attr.link_layer == IBV_LINK_LAYER_INFINIBAND)
     port.netdev = ipoib_netdev(port.device, port_num);
-  port.ipv4 = ipv4_of(port.netdev);
+  port.ipv4 = netdev_ipv4(port.netdev);
   return port;
 }
 
@@ -214,6 +200,20 @@ bool verbs_available() {
   } catch (const NoDeviceError&) {
     return false;
   }
+}
+
+std::string netdev_ipv4(const std::string& netdev) {
+  if (netdev.empty()) return {};
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) fail("getifaddrs: {}", std::strerror(errno));
+  const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owner(list, &freeifaddrs);
+  for (const ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
+    if (it->ifa_addr == nullptr || it->ifa_addr->sa_family != AF_INET || netdev != it->ifa_name) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(it->ifa_addr)->sin_addr, text, sizeof text);
+    return text;
+  }
+  return {};
 }
 
 }  // namespace wirezip::rdma

@@ -1,9 +1,11 @@
 """The MPI parts, through mpirun on this host (scripts/test runs this file; unittest discovery
 does not, as it needs mpirun): bench_collective with 2, 3 and 4 ranks, every collective x codec
-bit for bit against the raw ring on odd sizes; a killed and a stalled rank end the job in bounded
-time; pairs mode with 4 ranks gives 2 pairs in one JSON. Checks outcomes, never timings."""
+bit for bit against the raw ring on odd sizes, over MPI and over wirezip's tcp links; a killed
+and a stalled rank end the job in bounded time (both transports); pairs mode with 4 ranks gives 2
+pairs in one JSON. Checks outcomes, never timings."""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,9 +57,10 @@ def rank_pids(token, rank):
 
 @unittest.skipIf(MPIRUN is None, "mpirun is not installed")
 class Collectives(unittest.TestCase):
-    def check_every_case(self, ranks, sizes):
+    def check_every_case(self, ranks, sizes, transport="mpi"):
         result, report = run_json(ranks, "bench_collective", f"--sizes={sizes}", "--chunk=64KiB",
-                                  f"--codecs={','.join(CODECS[1:])}", "--benchmark_min_time=0.01")
+                                  f"--codecs={','.join(CODECS[1:])}", "--benchmark_min_time=0.01",
+                                  f"--transport={transport}")
         self.assertEqual(result.returncode, 0, result.stderr[-2000:])
         names = {case["name"] for case in report["benchmarks"]}
         cases = 0
@@ -67,16 +70,20 @@ class Collectives(unittest.TestCase):
             self.assertEqual(case["ranks"], ranks)
             self.assertGreater(case["busbw"], 0)
             cases += 1
+        # Ring cases over another transport carry it in their names; MPI's own keep theirs.
+        ring_tail = f"/ranks:{ranks}/manual_time" if transport == "mpi" else f"/ranks:{ranks}/transport:{transport}/manual_time"
         for op in OPS:
             for impl in ["ring/none", "mpi/none"] + [f"ring/{codec}" for codec in CODECS]:
-                self.assertTrue(any(n.startswith(f"collective/{op}/{impl}/size:") and n.endswith(f"/ranks:{ranks}/manual_time")
-                                    for n in names), (op, impl, sorted(names)))
+                tail = f"/ranks:{ranks}/manual_time" if impl.startswith("mpi/") else ring_tail
+                self.assertEqual(sum(n.startswith(f"collective/{op}/{impl}/size:") and n.endswith(tail) for n in names),
+                                 2, (op, impl, sorted(names)))
         for case in report["benchmarks"]:
             if "/bytegroup+" in case["name"] and "/size:6" not in case["name"]:
                 self.assertGreater(case["ratio"], 1.05, case["name"])  # bf16 gradients do compress (frames aside)
             if "/mpi/" not in case["name"]:
                 self.assertIn("model_busbw", case)
         self.assertEqual(report["context"]["mpi_ranks"], str(ranks))
+        self.assertEqual(report["context"]["transport"], transport)
         return cases
 
     def test_every_collective_and_codec_matches_the_raw_ring_with_2_3_4_ranks(self):
@@ -86,9 +93,17 @@ class Collectives(unittest.TestCase):
             with self.subTest(ranks=ranks):
                 self.assertEqual(self.check_every_case(ranks, "6002,1000002"), 3 * 2 * 5)
 
+    def test_every_collective_and_codec_over_tcp_links_with_2_and_3_ranks(self):
+        # The same cases, the ring's chunks over wirezip's tcp links: still bit for bit the raw
+        # MPI ring's result (the expected result is computed over MPI).
+        for ranks in [2, 3]:
+            with self.subTest(ranks=ranks):
+                self.assertEqual(self.check_every_case(ranks, "6002,1000002", transport="tcp"), 3 * 2 * 5)
+
     def test_bad_flags_are_one_line(self):
         for args, expect in [(["--sizes=1MiB:4KiB:x2"], "--sizes"), (["--codecs=lz5"], "valid forms"),
-                             (["--ops=all_to_all"], "unknown collective"), (["--transport=tcp"], "--transport=tcp")]:
+                             (["--ops=all_to_all"], "unknown collective"), (["--transport=verbs"], "--transport=verbs"),
+                             (["--transport=mem"], "expected mpi or tcp"), (["--bind=127.0.0.1"], "--bind")]:
             result = subprocess.run(mpirun(2, binary("bench_collective"), *args), capture_output=True, text=True,
                                     timeout=60, env=ENV)
             self.assertNotEqual(result.returncode, 0)
@@ -96,13 +111,13 @@ class Collectives(unittest.TestCase):
             self.assertEqual(len(ours), 1, result.stderr)
             self.assertIn(expect, ours[0])
 
-    def fault(self, action):
+    def fault(self, action, transport="mpi"):
         """Starts a long run with 3 ranks, hits rank 1 with `action` mid-run; returns (status, stderr, seconds)."""
         token = uuid.uuid4().hex
         env = dict(ENV, WIREZIP_TEST_TOKEN=token)
         job = subprocess.Popen(mpirun(3, "-x", "WIREZIP_TEST_TOKEN", binary("bench_collective"), "--sizes=8MiB",
                                       "--ops=all_reduce", "--codecs=bytegroup+lz4", "--benchmark_min_time=60",
-                                      "--timeout-ms=2000"),
+                                      "--timeout-ms=2000", f"--transport={transport}"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         try:
             deadline = time.monotonic() + 30
@@ -134,6 +149,22 @@ class Collectives(unittest.TestCase):
         self.assertNotEqual(status, 0)
         self.assertLess(seconds, 30)  # --timeout-ms=2000: the ring's wait, then the watchdog
         self.assertRegex(err, "a rank died or stalls")
+
+    def test_a_killed_rank_over_tcp_ends_the_job_with_an_error(self):
+        status, err, seconds = self.fault(signal.SIGKILL, "tcp")
+        self.assertNotEqual(status, 0)
+        self.assertLess(seconds, 30)
+        self.assertRegex(err, "signal 9|Killed|exited on signal|rank died")
+
+    def test_a_stalled_rank_over_tcp_ends_the_job_within_the_timeout(self):
+        status, err, seconds = self.fault(signal.SIGSTOP, "tcp")
+        self.assertNotEqual(status, 0)
+        self.assertLess(seconds, 30)
+        self.assertRegex(err, "a rank died or stalls")
+        # Where the stall caught a rank inside the ring (most runs; else inside an MPI step), the
+        # watchdog's line carries the ring's own reason: a wait on the tcp link.
+        for reason in re.findall(r"failed here: (ring [^\n]*)", err):
+            self.assertIn("over tcp", reason)
 
 
 @unittest.skipIf(MPIRUN is None, "mpirun is not installed")

@@ -1,6 +1,7 @@
 #pragma once
-// Ring all-gather, reduce-scatter and all-reduce of bf16 tensors over MPI point-to-point
-// (MPI_Isend / MPI_Irecv), chunked, with or without a codec. Compression overlaps the ring: a
+// Ring all-gather, reduce-scatter and all-reduce of bf16 tensors, chunked, with or without a
+// codec. The chunks travel over MPI point-to-point (MPI_Isend / MPI_Irecv) or over another
+// collective::RingChannel (wirezip's tcp links); the engine is the same. Compression overlaps the ring: a
 // rank compresses its own chunks one by one while earlier ones travel, and handles each arriving
 // chunk as soon as it lands: all-gather decompresses it into place and forwards the compressed
 // bytes untouched; reduce-scatter decompresses, adds its own contribution and recompresses.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "wirezip/codecs/codec.hpp"
+#include "wirezip/collective/ring_channel.hpp"
 #include "wirezip/collective/ring_math.hpp"
 
 namespace wirezip::mpi {
@@ -34,8 +36,10 @@ struct RingStats {
 
 class Ring {
  public:
-  // Works on a duplicate of `parent`, so a failed collective's stray messages can meet nothing else.
-  Ring(MPI_Comm parent, RingOptions options);
+  // Without `channel`: over MPI, on a duplicate of `parent`, so a failed collective's stray
+  // messages can meet nothing else. With one (not owned, outliving the ring): over it; `parent`
+  // then only says which rank this is and how many there are.
+  Ring(MPI_Comm parent, RingOptions options, collective::RingChannel* channel = nullptr);
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
   ~Ring();
@@ -57,9 +61,9 @@ class Ring {
   RingOptions options_;
   std::unique_ptr<codecs::Codec> codec_;  // null: uncompressed
   bool broken_ = false;                   // a failed pass leaves requests behind: no more passes
-  // Storage for one pass, kept between calls: a place per received and per sent chunk, so that
-  // handling a chunk never waits for a send to finish (which could close a cycle around the ring).
-  std::vector<std::byte> received_, outgoing_, scratch_;
+  std::unique_ptr<collective::RingChannel> own_channel_;  // the MPI one, when none was given
+  collective::RingChannel* channel_ = nullptr;
+  std::vector<std::byte> scratch_;  // a reduce-scatter's partial sum on its way to be recompressed
 };
 
 }  // namespace wirezip::mpi

@@ -27,5 +27,8 @@ std::vector<VerbsPort> list_verbs_ports();
 // The port a link on `device` uses: the first ACTIVE port (of the named device, if any).
 VerbsPort pick_verbs_port(const std::string& device);
 bool verbs_available();
+// The first IPv4 address of network interface `netdev` ("eth1", "ib0"); empty when it has none
+// or there is no such interface.
+std::string netdev_ipv4(const std::string& netdev);
 
 }  // namespace wirezip::rdma
