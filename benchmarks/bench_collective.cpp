@@ -30,7 +30,7 @@ namespace {
 using namespace wirezip;
 
 struct Flags {
-  std::string ops = "all_gather,reduce_scatter,all_reduce", codecs = "bytegroup+huff,bytegroup+lz4";
+  std::string ops = "all_gather,reduce_scatter,all_reduce", codecs = std::string(codecs::kBestCodecSpec) + ",bytegroup+lz4";
   std::string sizes = "1MiB:256MiB:x2", chunk = "1MiB", dataset = "synthetic:gradients", transport = "mpi", bind;
   std::size_t depth = 8;
   long timeout_ms = 10000;

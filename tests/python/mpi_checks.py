@@ -20,7 +20,7 @@ MPIRUN = shutil.which("mpirun")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_btl="self,vader,tcp", OMPI_MCA_btl_tcp_if_include="lo")
 OPS = ["all_gather", "reduce_scatter", "all_reduce"]
-CODECS = ["memcpy", "bytegroup+lz4", "bytegroup+huff"]
+CODECS = ["memcpy", "bytegroup+lz4", "bytegroup:split=exponent+huff"]  # the ceiling, a fast peer, the best codec
 
 
 def mpirun(ranks, *args):
