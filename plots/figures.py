@@ -13,7 +13,8 @@ import scaling  # noqa: E402
 LINKS = [10.9e9, 24.6e9, 50e9, 100e9]  # the paper's two links and two faster ones, bytes/s
 
 
-def _save(fig, ax, title, report, path):
+def save(fig, ax, title, report, path):
+    """Titles `ax` with `title` and the host and date, adds grid and legend, writes `path` (PNG)."""
     ax.set_title(f"{title}\n{results.host_label(report)}", fontsize=10)
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
@@ -47,7 +48,7 @@ def codec_ratio_vs_throughput(report, path):
     ax.set_xscale("log")
     ax.set_xlabel("compress throughput, original bytes (GB/s)")
     ax.set_ylabel("ratio (original / compressed)")
-    return _save(fig, ax, f"Codecs: ratio vs compress throughput (1 thread, {cases[0]['dataset']})", report, path)
+    return save(fig, ax, f"Codecs: ratio vs compress throughput (1 thread, {cases[0]['dataset']})", report, path)
 
 
 def codec_threads(report, path):
@@ -66,7 +67,7 @@ def codec_threads(report, path):
     ax.set_xlabel("threads")
     ax.set_ylabel("compress throughput, original bytes (GB/s)")
     ax.set_yscale("log")
-    return _save(fig, ax, f"Codecs: throughput vs threads, ideal dashed ({chunk // 1024} KiB chunks)", report, path)
+    return save(fig, ax, f"Codecs: throughput vs threads, ideal dashed ({chunk // 1024} KiB chunks)", report, path)
 
 
 def rdma_bandwidth(reports, path):
@@ -87,7 +88,7 @@ def rdma_bandwidth(reports, path):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("bandwidth (GB/s)")
-    return _save(fig, ax, "Transports: bandwidth vs message size per page policy", reports[0], path)
+    return save(fig, ax, "Transports: bandwidth vs message size per page policy", reports[0], path)
 
 
 def pipeline_chunks(report, path):
@@ -119,7 +120,7 @@ def pipeline_chunks(report, path):
             ax.set_title(title, fontsize=10)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-    return _save(fig, axes[0][-1], title, report, path)
+    return save(fig, axes[0][-1], title, report, path)
 
 
 def feasibility(report, path):
@@ -144,7 +145,7 @@ def feasibility(report, path):
     ax.set_ylim(0.9, 2.5)
     ax.set_xlabel("codec rate min(C, D), original bytes (GB/s)")
     ax.set_ylabel("ratio (original / compressed)")
-    return _save(fig, ax, "Feasibility: where compression pays, per link rate", report, path)
+    return save(fig, ax, "Feasibility: where compression pays, per link rate", report, path)
 
 
 def measured(report):

@@ -140,7 +140,7 @@ def plot(merged, path):
     ax.set_xlabel("link rate, measured raw TCP through the shaper (GB/s)")
     ax.set_ylabel("end-to-end rate, original bytes (GB/s)")
     report = {"context": merged.get("context", {})}
-    return figures._save(fig, ax, f"Shaped links: where compression starts to pay ({dataset})", report, path)
+    return figures.save(fig, ax, f"Shaped links: where compression starts to pay ({dataset})", report, path)
 
 
 def main(argv=None):

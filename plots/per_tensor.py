@@ -1,7 +1,6 @@
 """Per-tensor results (bench_codec --per-tensor, results/per_tensor.json): results/per_tensor.md
 with the largest tensors and the least compressible ones, and plots/per_tensor_ratios.png, the
 histogram of per-tensor ratios. Where a checkpoint's ratio comes from, tensor by tensor."""
-import json
 import os
 
 import matplotlib
@@ -9,17 +8,16 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
+import figures  # noqa: E402
+import results  # noqa: E402
+
 FILENAME = "per_tensor.json"
 ROWS = 10
 
 
 def load(path):
     """The parsed records; ValueError with the path when the file is not bench_codec --per-tensor JSON."""
-    try:
-        with open(path) as f:
-            report = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: {e}") from e
+    report = results.read_json(path)
     if not isinstance(report, dict) or not isinstance(report.get("tensors"), list):
         raise ValueError(f"{path}: not bench_codec --per-tensor JSON (no 'tensors' list)")
     return report
@@ -103,15 +101,7 @@ def histogram(report, path):
         ax.set_xscale("log")
     ax.set_xlabel("ratio of a tensor (original / compressed)")
     ax.set_ylabel("tensors")
-    context = report.get("context", {})
-    ax.set_title(f"Per-tensor ratios\n{context.get('hostname', 'unknown host')}", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return figures.save(fig, ax, "Per-tensor ratios", report, path)
 
 
 def write(results_dir):

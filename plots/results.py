@@ -11,14 +11,19 @@ import benchjson
 SUFFIXES = ("/real_time", "/manual_time")
 
 
-def load(path):
-    """The parsed JSON of one result file; ValueError with the path when it is not one."""
+def read_json(path):
+    """The parsed JSON of a file; ValueError with the path when it cannot be read or parsed."""
     try:
         with open(path) as f:
-            report = json.load(f)
+            return json.load(f)
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: {e}") from e
-    if "benchmarks" not in report:
+
+
+def load(path):
+    """The parsed JSON of one result file; ValueError with the path when it is not one."""
+    report = read_json(path)
+    if not isinstance(report, dict) or "benchmarks" not in report:
         raise ValueError(f"{path}: not Google Benchmark JSON (no 'benchmarks')")
     return report
 

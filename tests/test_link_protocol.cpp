@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "error_of.hpp"
 #include "wirezip/rdma/transport.hpp"
 #include "wirezip/util/error.hpp"
 #include "../rdma/src/protocol.hpp"
@@ -18,17 +19,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Runs `body` and returns the message it threw (fails the test when it did not throw).
-template <typename Body>
-std::string error_of(Body&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
+using testing::error_of;
 
 TEST(Hello, EveryFieldIsCheckedAgainstTheServersLimits) {
   ServerLimits limits;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "error_of.hpp"
 #include "wirezip/collective/ring_channel.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -16,14 +17,7 @@ namespace {
 using namespace std::chrono_literals;
 using rdma::Arrival;
 
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 TEST(RingImmediates, KeepApartFromSetUpAndEachOther) {
   EXPECT_EQ(ring_chunk_imm(5), 0x80000005u);

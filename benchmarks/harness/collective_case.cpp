@@ -10,6 +10,7 @@
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/datasets/bf16.hpp"
 #include "wirezip/mpi/exchange.hpp"
+#include "wirezip/util/clock.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -18,8 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using collective::Layout;
 using collective::Op;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // One implementation of the case's collective on this rank.
 class Runner {

@@ -12,6 +12,7 @@
 #include "wirezip/datasets/bf16.hpp"
 #include "wirezip/mpi/exchange.hpp"
 #include "wirezip/mpi/ring.hpp"
+#include "wirezip/util/clock.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -20,8 +21,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using collective::Layout;
 using collective::Op;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // How far MPI's sum may lie from the ring's, element by element: each sum of n bf16 values
 // rounds n - 1 times, each time by at most 2^-8 of a partial sum whose magnitude never exceeds

@@ -9,6 +9,7 @@
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/mpi/session.hpp"
 #include "wirezip/util/checked.hpp"
+#include "wirezip/util/clock.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::mpi {
@@ -25,8 +26,6 @@ int as_int(std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(INT_MAX)) fail("a chunk of {} bytes exceeds MPI's int count", bytes);
   return static_cast<int>(bytes);
 }
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The chunks over MPI point-to-point. Keeps a place per received and per sent chunk between
 // passes, so that handling a chunk never waits for a send to finish (which could close a cycle

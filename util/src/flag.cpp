@@ -7,6 +7,18 @@
 #include "wirezip/util/spec.hpp"
 
 namespace wirezip::flag {
+namespace {
+
+// A comma-separated list, each item parsed by `one` (count or size) with the same bounds.
+using ParseOne = std::uint64_t (*)(std::string_view, std::string_view, std::uint64_t, std::uint64_t);
+std::vector<std::uint64_t> each(std::string_view flag, std::string_view text, std::uint64_t min, std::uint64_t max,
+                                ParseOne one) {
+  std::vector<std::uint64_t> values;
+  for (const std::string& item : list(flag, text)) values.push_back(one(flag, item, min, max));
+  return values;
+}
+
+}  // namespace
 
 std::vector<std::string> list(std::string_view flag, std::string_view text) {
   if (text.empty()) fail("{}: no value (expected a comma-separated list)", flag);
@@ -28,9 +40,7 @@ std::uint64_t count(std::string_view flag, std::string_view text, std::uint64_t 
 
 std::vector<std::uint64_t> counts(std::string_view flag, std::string_view text, std::uint64_t min,
                                   std::uint64_t max) {
-  std::vector<std::uint64_t> values;
-  for (const std::string& item : list(flag, text)) values.push_back(count(flag, item, min, max));
-  return values;
+  return each(flag, text, min, max, count);
 }
 
 std::uint64_t size(std::string_view flag, std::string_view text, std::uint64_t min, std::uint64_t max) {
@@ -47,9 +57,7 @@ std::uint64_t size(std::string_view flag, std::string_view text, std::uint64_t m
 
 std::vector<std::uint64_t> sizes(std::string_view flag, std::string_view text, std::uint64_t min,
                                  std::uint64_t max) {
-  std::vector<std::uint64_t> values;
-  for (const std::string& item : list(flag, text)) values.push_back(size(flag, item, min, max));
-  return values;
+  return each(flag, text, min, max, size);
 }
 
 }  // namespace wirezip::flag
