@@ -58,6 +58,13 @@ def one_line_error(test, bench, args, expect):
     test.assertEqual(result.stdout, "", args)
 
 
+def one_line_errors(test, bench, cases):
+    """one_line_error for each (args, expect) of `cases`, each its own subTest."""
+    for args, expect in cases:
+        with test.subTest(args=args):
+            one_line_error(test, bench, args, expect)
+
+
 def failure_summary(test, result, binary):
     """Asserts exit status 1 and the summary Google Benchmark's output ends with on stderr:
     "BINARY: K of N cases failed:" then "  CASE: REASON" per failed case. Returns {case: reason}."""

@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from bench_process import binary, failure_summary, one_line_error
+from bench_process import binary, failure_summary, one_line_errors
 
 BENCH = binary("bench_codec")
 DATASET = "synthetic:weights:size=2MiB:seed=1"
@@ -105,23 +105,21 @@ class BenchCodecJson(unittest.TestCase):
 
 class BenchCodecErrors(unittest.TestCase):
     def test_bad_inputs(self):
-        one_line_error(self, BENCH, ["--codecs=lz5"], "valid forms")
-        one_line_error(self, BENCH, ["--chunks=12XB"], "bad size")
-        one_line_error(self, BENCH, ["--datasets=file:/nonexistent/x.bin"], "/nonexistent/x.bin")
+        one_line_errors(self, BENCH, [(["--codecs=lz5"], "valid forms"), (["--chunks=12XB"], "bad size"),
+                                      (["--datasets=file:/nonexistent/x.bin"], "/nonexistent/x.bin")])
 
     def test_bad_flag_values_are_refused_before_any_case(self):
-        for args, expect in [(["--threads=0"], "--threads: '0' is not a whole number"),
-                             (["--threads=-1"], "--threads: '-1' is not a whole number"),
-                             (["--threads=1,,2"], "--threads: empty item"),
-                             (["--chunks=0"], "--chunks: '0' is less than the minimum"),
-                             (["--chunks=-1"], "--chunks: bad size '-1'"),
-                             # an empty value must not take the next argument as its value
-                             (["--chunks=", "--threads=2"], "--chunks: no value"),
-                             (["--chunks", "--threads=2"], "--chunks: no value"),
-                             (["--codecs=", "--chunks=1MiB"], "--codecs: no value"),
-                             (["--datasets="], "--datasets: no value"),
-                             (["--no-such-flag"], "--no-such-flag")]:
-            one_line_error(self, BENCH, args, expect)
+        one_line_errors(self, BENCH, [(["--threads=0"], "--threads: '0' is not a whole number"),
+                                      (["--threads=-1"], "--threads: '-1' is not a whole number"),
+                                      (["--threads=1,,2"], "--threads: empty item"),
+                                      (["--chunks=0"], "--chunks: '0' is less than the minimum"),
+                                      (["--chunks=-1"], "--chunks: bad size '-1'"),
+                                      # an empty value must not take the next argument as its value
+                                      (["--chunks=", "--threads=2"], "--chunks: no value"),
+                                      (["--chunks", "--threads=2"], "--chunks: no value"),
+                                      (["--codecs=", "--chunks=1MiB"], "--codecs: no value"),
+                                      (["--datasets="], "--datasets: no value"),
+                                      (["--no-such-flag"], "--no-such-flag")])
 
     def test_uneven_thread_split_fails_the_case_and_the_exit_status(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@ case failed (with the summary naming it), 0 for a run where every case ran. Outc
 import os
 import unittest
 
-from bench_process import binary, failure_summary, one_line_error, run_json
+from bench_process import binary, failure_summary, one_line_errors, run_json
 
 BENCH = binary("bench_pipeline")
 TINY = ["--datasets=synthetic:weights:size=1MiB:seed=3", "--chunks=256KiB", "--modes=overlap",
@@ -16,20 +16,19 @@ def has_verbs_device():
 
 class ExitStatus(unittest.TestCase):
     def test_flags_out_of_range_are_one_line_usage_errors(self):
-        for args, expect in [(["--depth=-1"], "--depth: '-1' is not a whole number in [1, 256]"),
-                             (["--depth=0"], "--depth: '0' is not a whole number in [1, 256]"),
-                             (["--depth=257"], "--depth: '257' is not a whole number in [1, 256]"),
-                             (["--workers=0"], "--workers: '0' is not a whole number"),
-                             (["--workers=-2"], "--workers: '-2' is not a whole number"),
-                             (["--chunks=0"], "--chunks: '0' is less than the minimum"),
-                             (["--chunks=256KiB,"], "--chunks: empty item"),
-                             # an empty value must not take the next argument as its value
-                             (["--chunks=", "--depth=2"], "--chunks: no value"),
-                             (["--modes=", "--depth=2"], "--modes: no value"),
-                             (["--codecs", "--depth=2"], "--codecs: no value"),
-                             (["--pages=4k,,thp"], "--pages: empty item"),
-                             (["--datasets="], "--datasets: no value")]:
-            one_line_error(self, BENCH, args, expect)
+        one_line_errors(self, BENCH, [(["--depth=-1"], "--depth: '-1' is not a whole number in [1, 256]"),
+                                      (["--depth=0"], "--depth: '0' is not a whole number in [1, 256]"),
+                                      (["--depth=257"], "--depth: '257' is not a whole number in [1, 256]"),
+                                      (["--workers=0"], "--workers: '0' is not a whole number"),
+                                      (["--workers=-2"], "--workers: '-2' is not a whole number"),
+                                      (["--chunks=0"], "--chunks: '0' is less than the minimum"),
+                                      (["--chunks=256KiB,"], "--chunks: empty item"),
+                                      # an empty value must not take the next argument as its value
+                                      (["--chunks=", "--depth=2"], "--chunks: no value"),
+                                      (["--modes=", "--depth=2"], "--modes: no value"),
+                                      (["--codecs", "--depth=2"], "--codecs: no value"),
+                                      (["--pages=4k,,thp"], "--pages: empty item"),
+                                      (["--datasets="], "--datasets: no value")])
 
     def test_a_run_where_every_case_ran_exits_0(self):
         result, report = run_json(BENCH, "--transport=mem", *TINY)

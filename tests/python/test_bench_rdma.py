@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from bench_process import binary, failure_summary, one_line_error, run_json, start_server, stop
+from bench_process import binary, failure_summary, one_line_errors, run_json, start_server, stop
 
 BENCH = binary("bench_rdma")
 QUICK = ["--sizes=64KiB,1MiB", "--buffer=8MiB", "--benchmark_min_time=0.01", "--timeout-ms=3000"]
@@ -63,19 +63,18 @@ class Loopback(unittest.TestCase):
                 self.assertFalse(case.get("error_occurred"), case.get("error_message"))
 
     def test_bad_inputs_are_one_line_errors(self):
-        for args, expect in [(["--transport=udp"], "unknown transport"), (["--pages=2m"], "unknown page policy"),
-                             (["--sizes=1XB"], "bad size"), (["--peer=127.0.0.1:0"], "bad peer address"),
-                             (["--depth=-1"], "--depth: '-1' is not a whole number"),
-                             (["--depth=0"], "--depth: '0' is not a whole number"),
-                             (["--sizes=0"], "--sizes: '0' is less than the minimum"),
-                             (["--sizes=4KiB,"], "--sizes: empty item"),
-                             (["--sizes=", "--pages=4k"], "--sizes: no value"),
-                             (["--pages", "--sizes=4KiB"], "--pages: no value"),
-                             (["--buffer=0"], "--buffer: '0' is less than the minimum"),
-                             (["--buffer=1000000GiB"], "--buffer: '1000000GiB' is more than this host's physical memory"),
-                             (["--buffer=1MiB", "--sizes=2MiB"], "--sizes: 2097152 bytes do not fit"),
-                             (["--port=-1"], "--port"), (["--qps=0"], "--qps")]:
-            one_line_error(self, BENCH, args, expect)
+        one_line_errors(self, BENCH, [(["--transport=udp"], "unknown transport"), (["--pages=2m"], "unknown page policy"),
+                                      (["--sizes=1XB"], "bad size"), (["--peer=127.0.0.1:0"], "bad peer address"),
+                                      (["--depth=-1"], "--depth: '-1' is not a whole number"),
+                                      (["--depth=0"], "--depth: '0' is not a whole number"),
+                                      (["--sizes=0"], "--sizes: '0' is less than the minimum"),
+                                      (["--sizes=4KiB,"], "--sizes: empty item"),
+                                      (["--sizes=", "--pages=4k"], "--sizes: no value"),
+                                      (["--pages", "--sizes=4KiB"], "--pages: no value"),
+                                      (["--buffer=0"], "--buffer: '0' is less than the minimum"),
+                                      (["--buffer=1000000GiB"], "--buffer: '1000000GiB' is more than this host's physical memory"),
+                                      (["--buffer=1MiB", "--sizes=2MiB"], "--sizes: 2097152 bytes do not fit"),
+                                      (["--port=-1"], "--port"), (["--qps=0"], "--qps")])
 
 
 class TwoProcesses(unittest.TestCase):
