@@ -122,7 +122,7 @@ void HuffCoder::decode(std::span<const std::byte> src_bytes, std::span<std::byte
   for (std::size_t s = 0; s < kStreams; ++s) {
     const std::size_t stream_size = s + 1 < kStreams ? load32(src + kSizesOffset + 4 * s) : size - offset;
     if (stream_size > size - offset) fail("corrupt frame: huff stream {} runs past the plane", s);
-    lanes[s] = {src + offset, src + offset, src + offset + stream_size, dst + bounds[s], dst + bounds[s + 1]};
+    lanes[s] = {{src + offset, src + offset, src + offset + stream_size}, dst + bounds[s], dst + bounds[s + 1]};
     offset += stream_size;
   }
   kernels_.decode_bulk(lanes.data(), table_.data());

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "bit_reader.hpp"
 #include "huff_tables.hpp"
 
 #define WZ_INLINE [[gnu::always_inline]] inline
@@ -15,17 +16,6 @@
 namespace wirezip::codecs::huff {
 
 constexpr std::size_t kStreams = 4;
-
-WZ_INLINE std::uint64_t load64(const std::uint8_t* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-  return v;
-}
-WZ_INLINE void store64(std::uint8_t* p, std::uint64_t v) {
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
-}
 
 struct EncodeLane {
   const std::uint8_t* in;
@@ -75,35 +65,12 @@ WZ_INLINE void encode_bulk_body(EncodeLane* lanes, std::size_t groups, const Pai
   }
 }
 
-// One stream decoding into its own part of the plane. Past the stream's end it reads zeros and
-// counts them, so a corrupt stream is caught by consumed_bits(), never by an out-of-bounds read.
-struct DecodeLane {
-  const std::uint8_t* start;
-  const std::uint8_t* in;
-  const std::uint8_t* in_end;
+// One stream decoding into its own part of the plane (BitReader: past the stream's end it reads
+// zeros and counts them, so a corrupt stream is caught by consumed_bits()).
+struct DecodeLane : BitReader {
   std::uint8_t* out;
   std::uint8_t* out_end;
-  std::uint64_t bits = 0;
-  unsigned count = 0;
-  std::size_t overrun = 0;  // bytes taken past in_end
 
-  // Branch-free refill to >= 56 bits; the caller guarantees 8 readable bytes at `in`.
-  WZ_INLINE void refill_unchecked() {
-    bits |= load64(in) << count;
-    in += (63 - count) >> 3;
-    count |= 56;
-  }
-  void refill() {
-    if (in_end - in >= 8) return refill_unchecked();
-    std::uint8_t tail[8] = {};
-    const std::size_t left = static_cast<std::size_t>(in_end - in);
-    std::memcpy(tail, in, left);
-    bits |= load64(tail) << count;
-    const std::size_t advance = (63 - count) >> 3;
-    in += std::min(advance, left);
-    overrun += advance - std::min(advance, left);
-    count |= 56;
-  }
   // Decodes up to four symbols; always writes four bytes at `out`.
   WZ_INLINE void decode_window(const DecodeEntry* table) {
     const DecodeEntry e = table[bits & kWindowMask];
@@ -122,7 +89,6 @@ struct DecodeLane {
     bits >>= used;
     count -= used;
   }
-  std::uint64_t consumed_bits() const { return 8 * static_cast<std::uint64_t>(in - start + overrun) - count; }
   // Room for one bulk round: an 8-byte refill, then five windows that each write 4 bytes.
   WZ_INLINE bool bulk_ready() const { return in_end - in >= 8 && out_end - out >= 5 * kMaxSymbolsPerEntry; }
   // One refill, then five windows: 56 bits hold five windows' codes of <= 11 bits.
