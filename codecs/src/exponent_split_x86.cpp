@@ -1,37 +1,19 @@
-// AVX2 exponent-split kernels: the byte shuffles of bytegroup_x86.cpp, then the byte formulas of
-// exponent_split_kernels.hpp on whole vectors. AVX2 has no byte shifts, so 16-bit shifts are
-// masked back to the bits that stay inside each byte.
+// AVX2 exponent-split kernels: the byte shuffles of byte grouping (avx2_shuffles.hpp, shared
+// with bytegroup_x86.cpp), then the byte formulas of exponent_split_kernels.hpp on whole vectors.
+// AVX2 has no byte shifts, so 16-bit shifts are masked back to the bits that stay inside each byte.
 #include <immintrin.h>
 
+#include "avx2_shuffles.hpp"
 #include "exponent_split_kernels.hpp"
 
 namespace wirezip::codecs::kernels {
 namespace {
 
-#define WZ_AVX2 __attribute__((target("avx2")))
+using namespace avx2;
 
-WZ_AVX2 __m256i load(const std::byte* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-WZ_AVX2 void store(std::byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 WZ_AVX2 __m256i bits(int mask) { return _mm256_set1_epi8(static_cast<char>(mask)); }
 WZ_AVX2 __m256i pick(__m256i v, int mask) { return _mm256_and_si256(v, bits(mask)); }
 WZ_AVX2 __m256i either(__m256i a, __m256i b) { return _mm256_or_si256(a, b); }
-
-// 32 elements of width 2 -> their 32 low bytes and 32 high bytes (as split2_avx2).
-struct Halves {
-  __m256i low, high;
-};
-WZ_AVX2 Halves deinterleave2(const std::byte* src) {
-  const __m256i mask = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,  //
-                                        0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-  __m256i a = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(load(src), mask), 0xD8);
-  __m256i b = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(load(src + 32), mask), 0xD8);
-  return {_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31)};
-}
-WZ_AVX2 void interleave2(Halves h, std::byte* dst) {
-  __m256i first = _mm256_unpacklo_epi8(h.low, h.high), second = _mm256_unpackhi_epi8(h.low, h.high);
-  store(dst, _mm256_permute2x128_si256(first, second, 0x20));
-  store(dst + 32, _mm256_permute2x128_si256(first, second, 0x31));
-}
 
 // bf16 (and the top half of fp32): {low, high} <-> {exponent, sign | mantissa}.
 WZ_AVX2 Halves to_exponent_bf16(Halves h) {
@@ -90,43 +72,27 @@ WZ_AVX2 void merge_fp16_avx2(const std::byte* p0, const std::byte* p1, std::size
   scalar_exponent_kernels().merge_fp16(p0 + i, p1 + i, elements - i, dst + 2 * i);
 }
 
-// fp32: the 4x4 byte transpose of split4_avx2 gives byte planes B0..B3; B2, B3 take the bf16
+// fp32: deinterleave4 gives byte planes B0..B3; B2, B3 take the bf16
 // formulas and the planes come out highest first (exponent, sign | mantissa top, then B1, B0).
 WZ_AVX2 void split_fp32_avx2(const std::byte* src, std::size_t elements, std::byte* const* planes) {
-  const __m256i mask = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
-                                        0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m256i gather = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   std::size_t i = 0;
   for (; i + 32 <= elements; i += 32) {
-    __m256i v[4];
-    for (int j = 0; j < 4; ++j)
-      v[j] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(load(src + 4 * i + 32 * j), mask), gather);
-    __m256i t0 = _mm256_unpacklo_epi64(v[0], v[1]), t1 = _mm256_unpackhi_epi64(v[0], v[1]);
-    __m256i t2 = _mm256_unpacklo_epi64(v[2], v[3]), t3 = _mm256_unpackhi_epi64(v[2], v[3]);
-    const Halves top = to_exponent_bf16({_mm256_permute2x128_si256(t0, t2, 0x31), _mm256_permute2x128_si256(t1, t3, 0x31)});
+    const Quarters q = deinterleave4(src + 4 * i);
+    const Halves top = to_exponent_bf16({q.byte[2], q.byte[3]});
     store(planes[0] + i, top.low);
     store(planes[1] + i, top.high);
-    store(planes[2] + i, _mm256_permute2x128_si256(t1, t3, 0x20));
-    store(planes[3] + i, _mm256_permute2x128_si256(t0, t2, 0x20));
+    store(planes[2] + i, q.byte[1]);
+    store(planes[3] + i, q.byte[0]);
   }
   std::byte* const rest[4] = {planes[0] + i, planes[1] + i, planes[2] + i, planes[3] + i};
   scalar_exponent_kernels().split_fp32(src + 4 * i, elements - i, rest);
 }
 
 WZ_AVX2 void merge_fp32_avx2(const std::byte* const* planes, std::size_t elements, std::byte* dst) {
-  const __m256i mask = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
-                                        0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m256i scatter = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   std::size_t i = 0;
   for (; i + 32 <= elements; i += 32) {
     const Halves top = from_exponent_bf16(load(planes[0] + i), load(planes[1] + i));
-    __m256i p0 = load(planes[3] + i), p1 = load(planes[2] + i), p2 = top.low, p3 = top.high;
-    __m256i t0 = _mm256_unpacklo_epi64(p0, p1), t1 = _mm256_unpackhi_epi64(p0, p1);
-    __m256i t2 = _mm256_unpacklo_epi64(p2, p3), t3 = _mm256_unpackhi_epi64(p2, p3);
-    const __m256i v[4] = {_mm256_permute2x128_si256(t0, t2, 0x20), _mm256_permute2x128_si256(t1, t3, 0x20),
-                          _mm256_permute2x128_si256(t0, t2, 0x31), _mm256_permute2x128_si256(t1, t3, 0x31)};
-    for (int j = 0; j < 4; ++j)
-      store(dst + 4 * i + 32 * j, _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(v[j], scatter), mask));
+    interleave4({{load(planes[3] + i), load(planes[2] + i), top.low, top.high}}, dst + 4 * i);
   }
   const std::byte* const rest[4] = {planes[0] + i, planes[1] + i, planes[2] + i, planes[3] + i};
   scalar_exponent_kernels().merge_fp32(rest, elements - i, dst + 4 * i);
