@@ -233,10 +233,7 @@ std::size_t ExponentContextCodec::compress(std::span<const std::byte> src, std::
     std::copy_n(staging_.data() + at, header.planes[k].stored_size, dst.data() + offsets[k]);
     at += header.planes[k].stored_size;
   }
-  std::copy_n(src.data() + width_ * plane, header.tail_size(), out);
-  out += header.tail_size();
-  write_frame_header(header, dst);
-  return static_cast<std::size_t>(out - dst.data());
+  return finish_frame(header, src, out, dst);
 }
 
 std::size_t ExponentContextCodec::decompress(std::span<const std::byte> src, std::span<std::byte> dst) {
@@ -264,13 +261,7 @@ std::size_t ExponentContextCodec::decompress(std::span<const std::byte> src, std
     else if (entry.mode == PlaneMode::constant)  // one byte, every element's (read_frame_header checked it)
       std::fill(target.begin(), target.end(), stored[0]);
   }
-  hash_.reset();
-  merge_and_hash(header.layout, {planes.data(), width_}, width_, dst.first(width_ * plane), hash_);
-  std::copy_n(src.data() + src.size() - header.tail_size(), header.tail_size(), dst.data() + width_ * plane);
-  hash_.update(dst.subspan(width_ * plane, header.tail_size()));
-  if (hash_.digest() != header.checksum)
-    fail("corrupt frame: checksum of the restored {} bytes does not match", header.original_size);
-  return header.original_size;
+  return restore_and_verify(header, {planes.data(), width_}, src, dst, hash_);
 }
 
 }  // namespace

@@ -139,10 +139,7 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
       header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
     }
   }
-  std::copy_n(src.data() + width_ * plane, header.tail_size(), out);
-  out += header.tail_size();
-  write_frame_header(header, dst);
-  return static_cast<std::size_t>(out - dst.data());
+  return finish_frame(header, src, out, dst);
 }
 
 std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<std::byte> dst) {
@@ -178,17 +175,8 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
       planes[k] = in;  // raw planes merge straight from the frame
     }
   }
-  const std::byte* tail = src.data() + src.size() - header.tail_size();  // read_frame_header checked the sizes
-  if (width_ > 1) {
-    hash_.reset();
-    merge_and_hash(layout_, {planes.data(), width_}, width_, whole, hash_);  // each block hashed while hot
-  }
-  std::copy_n(tail, header.tail_size(), dst.data() + whole.size());
-
-  std::span<const std::byte> restored = dst.first(header.original_size);
-  if (width_ > 1) hash_.update(restored.subspan(whole.size()));
-  if ((width_ > 1 ? hash_.digest() : frame_checksum(restored)) != header.checksum)
-    fail("corrupt frame: checksum of the restored {} bytes does not match", header.original_size);
+  if (width_ > 1) return restore_and_verify(header, {planes.data(), width_}, src, dst, hash_);  // each block hashed while hot
+  verify_checksum(header, frame_checksum(whole));
   return header.original_size;
 }
 

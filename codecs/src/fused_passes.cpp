@@ -4,6 +4,7 @@
 #include <array>
 
 #include "wirezip/codecs/entropy.hpp"
+#include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {
 
@@ -50,6 +51,31 @@ void merge_and_hash(PlaneLayout layout, std::span<const std::byte* const> planes
     merge_layout(layout, {at.data(), width}, width, block);
     hash.update(block);
   }
+}
+
+std::size_t finish_frame(const FrameHeader& header, std::span<const std::byte> src, std::byte* out,
+                         std::span<std::byte> dst) {
+  const std::span<const std::byte> tail = src.last(header.tail_size());
+  out = std::copy(tail.begin(), tail.end(), out);
+  write_frame_header(header, dst);
+  return static_cast<std::size_t>(out - dst.data());
+}
+
+std::size_t restore_and_verify(const FrameHeader& header, std::span<const std::byte* const> planes,
+                               std::span<const std::byte> frame, std::span<std::byte> dst, ChecksumStream& hash) {
+  const std::size_t whole = header.element_width * header.plane_size();
+  hash.reset();
+  merge_and_hash(header.layout, planes, header.element_width, dst.first(whole), hash);
+  const std::span<const std::byte> tail = frame.last(header.tail_size());  // read_frame_header checked the sizes
+  std::copy(tail.begin(), tail.end(), dst.begin() + static_cast<std::ptrdiff_t>(whole));
+  hash.update(dst.subspan(whole, tail.size()));
+  verify_checksum(header, hash.digest());
+  return header.original_size;
+}
+
+void verify_checksum(const FrameHeader& header, std::uint64_t checksum) {
+  if (checksum != header.checksum)
+    fail("corrupt frame: checksum of the restored {} bytes does not match", header.original_size);
 }
 
 }  // namespace wirezip::codecs

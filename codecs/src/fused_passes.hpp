@@ -28,4 +28,15 @@ void split_and_hash(PlaneLayout layout, std::span<const std::byte> src, std::siz
 void merge_and_hash(PlaneLayout layout, std::span<const std::byte* const> planes, std::size_t width,
                     std::span<std::byte> dst, ChecksumStream& hash);
 
+// The ends every framed codec shares. finish_frame: after the planes, up to `out`, copies src's
+// tail (the bytes of a partial element), writes the header and returns the frame's size.
+std::size_t finish_frame(const FrameHeader& header, std::span<const std::byte> src, std::byte* out,
+                         std::span<std::byte> dst);
+// For width > 1: merges `planes` into dst (hashing each block), appends the frame's tail, and
+// checks the checksum of the restored bytes against the header's. Returns the original size.
+std::size_t restore_and_verify(const FrameHeader& header, std::span<const std::byte* const> planes,
+                               std::span<const std::byte> frame, std::span<std::byte> dst, ChecksumStream& hash);
+// Throws "corrupt frame: ..." unless `checksum` is the header's.
+void verify_checksum(const FrameHeader& header, std::uint64_t checksum);
+
 }  // namespace wirezip::codecs
