@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <limits>
 
 #include "ans_model.hpp"
 #include "codec_factories.hpp"
@@ -195,12 +194,7 @@ void ExponentContextCodec::decode_context(std::span<const std::byte> coded, cons
 }
 
 std::size_t ExponentContextCodec::compress(std::span<const std::byte> src, std::span<std::byte> dst) {
-  if (dst.size() < max_compressed_size(src.size()))
-    fail("{}: output of {} bytes is below the {} bytes compression may need", spec_, dst.size(),
-         max_compressed_size(src.size()));
-  const std::size_t plane = src.size() / width_;
-  if (plane > std::numeric_limits<std::uint32_t>::max())
-    fail("{}: {} bytes is too large for one frame (split it into chunks)", spec_, src.size());
+  const std::size_t plane = checked_plane_size(spec_, src.size(), dst.size(), max_compressed_size(src.size()), width_);
   FrameHeader header{.coder = CoderId::ans, .element_width = static_cast<std::uint8_t>(width_),
                      .layout = exponent_layout(format_), .original_size = src.size()};
   scratch_.resize(width_ * plane);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include "codec_factories.hpp"
@@ -75,12 +74,7 @@ PlaneEntry FramedCodec::put_plane(std::span<const std::byte> plane, std::byte* o
 }
 
 std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std::byte> dst) {
-  if (dst.size() < max_compressed_size(src.size()))
-    fail("{}: output of {} bytes is below the {} bytes compression may need", spec_, dst.size(),
-         max_compressed_size(src.size()));
-  const std::size_t plane = src.size() / width_;
-  if (plane > std::numeric_limits<std::uint32_t>::max())
-    fail("{}: {} bytes is too large for one frame (split it into chunks)", spec_, src.size());
+  const std::size_t plane = checked_plane_size(spec_, src.size(), dst.size(), max_compressed_size(src.size()), width_);
 
   // Width 1 (memcpy, the ceiling, and whole-chunk coders) hashes, then copies or codes, as it always has.
   FrameHeader header{.coder = coder_id(), .element_width = static_cast<std::uint8_t>(width_), .layout = layout_,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/util/error.hpp"
@@ -51,6 +52,16 @@ void merge_and_hash(PlaneLayout layout, std::span<const std::byte* const> planes
     merge_layout(layout, {at.data(), width}, width, block);
     hash.update(block);
   }
+}
+
+std::size_t checked_plane_size(std::string_view spec, std::size_t src_size, std::size_t dst_size, std::size_t needed,
+                               std::size_t width) {
+  if (dst_size < needed)
+    fail("{}: output of {} bytes is below the {} bytes compression may need", spec, dst_size, needed);
+  const std::size_t plane = src_size / width;
+  if (plane > std::numeric_limits<std::uint32_t>::max())
+    fail("{}: {} bytes is too large for one frame (split it into chunks)", spec, src_size);
+  return plane;
 }
 
 std::size_t finish_frame(const FrameHeader& header, std::span<const std::byte> src, std::byte* out,

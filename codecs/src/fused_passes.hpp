@@ -4,6 +4,7 @@
 // were two over the output. Here each block is split (or merged) and hashed while it sits in L1,
 // so the chunk crosses the memory hierarchy once each way (docs/METRICS.md: memory_passes).
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "plane_layout.hpp"
@@ -28,6 +29,10 @@ void split_and_hash(PlaneLayout layout, std::span<const std::byte> src, std::siz
 void merge_and_hash(PlaneLayout layout, std::span<const std::byte* const> planes, std::size_t width,
                     std::span<std::byte> dst, ChecksumStream& hash);
 
+// The start every framed codec's compress shares: dst must hold `needed` (its
+// max_compressed_size) and a plane must fit the frame's 32-bit sizes. Returns the plane's size.
+std::size_t checked_plane_size(std::string_view spec, std::size_t src_size, std::size_t dst_size, std::size_t needed,
+                               std::size_t width);
 // The ends every framed codec shares. finish_frame: after the planes, up to `out`, copies src's
 // tail (the bytes of a partial element), writes the header and returns the frame's size.
 std::size_t finish_frame(const FrameHeader& header, std::span<const std::byte> src, std::byte* out,
