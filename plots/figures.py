@@ -6,6 +6,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
+import labels  # noqa: E402
 import model  # noqa: E402
 import results  # noqa: E402
 import scaling  # noqa: E402
@@ -13,13 +14,17 @@ import scaling  # noqa: E402
 LINKS = [10.9e9, 24.6e9, 50e9, 100e9]  # the paper's two links and two faster ones, bytes/s
 
 
-def save(fig, ax, title, report, path):
-    """Titles `ax` with `title` and the host and date, adds grid and legend, writes `path` (PNG)."""
+def save(fig, ax, title, report, path, legend_outside=False):
+    """Titles `ax` with `title` and the host and date, adds grid and legend (right of the axes with
+    `legend_outside`), places the point labels once the layout is final, writes `path` (PNG)."""
     ax.set_title(f"{title}\n{results.host_label(report)}", fontsize=10)
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7)
+        where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if legend_outside else {}
+        ax.legend(fontsize=7, **where)
     fig.tight_layout()
+    fig.canvas.draw()  # fixes the legend's place, which labels.place keeps clear
+    labels.place(ax)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -37,8 +42,7 @@ def codec_ratio_vs_throughput(report, path):
     fig, ax = plt.subplots(figsize=(8, 5))
     for c in cases:
         ax.scatter(c["bytes_per_second"] / 1e9, c["ratio"], s=25)
-        ax.annotate(c["codec"], (c["bytes_per_second"] / 1e9, c["ratio"]), fontsize=6, xytext=(3, 3),
-                    textcoords="offset points")
+        labels.add(ax, c["bytes_per_second"] / 1e9, c["ratio"], c["codec"])
     bound = cases[0].get("entropy_bound_ratio")
     if bound:
         ax.axhline(bound, color="gray", linestyle="--", label=f"order-0 entropy bound ({bound:.3f})")
@@ -127,12 +131,14 @@ def feasibility(report, path):
     """Every codec as (throughput, ratio) against where compression starts to pay on each link."""
     comp = {c["codec"]: c for c in _codec_cases(report, "compress")}
     decomp = {c["codec"]: c for c in _codec_cases(report, "decompress")}
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    ratios = []
     for codec, c in comp.items():
         if codec in decomp and codec != "memcpy":
             rate = min(c["bytes_per_second"], decomp[codec]["bytes_per_second"]) / 1e9
             ax.scatter(rate, c["ratio"], s=25)
-            ax.annotate(codec, (rate, c["ratio"]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+            labels.add(ax, rate, c["ratio"], codec)
+            ratios.append(c["ratio"])
     xs = [x / 10 for x in range(5, 3000)]
     for link, colour in zip(LINKS, ["C0", "C1", "C2", "C3"]):
         ax.axvline(link / 1e9, linestyle="--", color=colour, alpha=0.7,
@@ -142,10 +148,11 @@ def feasibility(report, path):
         if curve:
             ax.plot(*zip(*curve), color=colour, label=f"L = {link / 1e9:g} GB/s: serial pays above the curve (C = D)")
     ax.set_xscale("log")
-    ax.set_ylim(0.9, 2.5)
+    # Room above the codecs for their labels; the curves beyond are where no codec measured here is.
+    ax.set_ylim(0.9, max(1.8, max(ratios, default=1.0) * 1.2))
     ax.set_xlabel("codec rate min(C, D), original bytes (GB/s)")
     ax.set_ylabel("ratio (original / compressed)")
-    return save(fig, ax, "Feasibility: where compression pays, per link rate", report, path)
+    return save(fig, ax, "Feasibility: where compression pays, per link rate", report, path, legend_outside=True)
 
 
 def measured(report):
