@@ -18,6 +18,7 @@
 
 #include "codec_case.hpp"
 #include "context.hpp"
+#include "version.hpp"
 #include "failure_summary.hpp"
 #include "per_tensor.hpp"
 #include "wirezip/codecs/decoders.hpp"
@@ -142,7 +143,8 @@ void register_cases(const Config& config, const std::deque<datasets::Dataset>& d
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
+  if (auto status = harness::print_version_if_asked("bench_codec", argc, argv)) return *status;
+  harness::initialize_benchmark(&argc, argv);
   CLI::App app{"bench_codec: ratio and throughput (original bytes) of lossless codecs on bf16 traffic.\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   std::string codec_list, dataset_list{datasets::kDefaultDatasetSpec}, chunk_list = "1MiB", thread_list = "1", cpu_list;
@@ -159,6 +161,7 @@ int main(int argc, char** argv) {
   app.add_flag("--per-tensor", per_tensor,
                "instead of timed cases: ratio and bounds of each tensor of safetensors data sets, as JSON");
   app.add_option("--per-tensor-out", per_tensor_out, "--per-tensor: the JSON file (- for stdout)")->capture_default_str();
+  harness::add_help_footer(app, "bench_codec --codecs=memcpy,bytegroup:split=exponent+huff,lz4 --datasets=synthetic:weights:size=64MiB --chunks=1MiB --benchmark_out=codec.json");
   if (auto status = harness::parse_command_line(app, "bench_codec", argc, argv)) return *status;
   if (list_codecs) {
     print_codec_list();

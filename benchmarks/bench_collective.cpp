@@ -17,6 +17,7 @@
 #include "mpi_link_setup.hpp"
 #include "mpi_report.hpp"
 #include "ring_links.hpp"
+#include "version.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/collective/ring_math.hpp"
 #include "wirezip/datasets/dataset.hpp"
@@ -160,6 +161,7 @@ int run(int argc, char** argv, const Flags& f, const Config& config, mpi::Sessio
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (auto status = harness::print_version_if_asked("bench_collective", argc, argv)) return *status;
   std::optional<mpi::Session> session;
   try {
     session.emplace();
@@ -170,7 +172,7 @@ int main(int argc, char** argv) {
   const bool reporting = session->rank() == 0;
   // One JSON file: only rank 0 keeps --benchmark_out.
   if (!reporting) harness::drop_benchmark_out(argc, argv);
-  benchmark::Initialize(&argc, argv);
+  harness::initialize_benchmark(&argc, argv);
   CLI::App app{"bench_collective: ring collectives of bf16 tensors over MPI ranks, raw and compressed, beside MPI's own.\n"
                "Start it with mpirun -np N (N >= 2). Google Benchmark's --benchmark_* flags are accepted too."};
   Flags f;
@@ -187,6 +189,7 @@ int main(int argc, char** argv) {
                  "listener binds and is reached at (default: every address, reached by hostname; loopback "
                  "within a host)");
   app.add_option("--timeout-ms", f.timeout_ms, "bound on every wait; past it the job ends with an error")->capture_default_str();
+  harness::add_help_footer(app, "mpirun -np 4 bench_collective --ops=all_reduce --sizes=1MiB:64MiB:x4 --benchmark_out=collective.json");
   std::ostream silent(nullptr);
   try {
     app.parse(argc, argv);

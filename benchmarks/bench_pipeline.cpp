@@ -18,6 +18,7 @@
 #include <deque>
 
 #include "context.hpp"
+#include "version.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"
@@ -176,7 +177,8 @@ int run(int argc, char** argv, const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
+  if (auto status = harness::print_version_if_asked("bench_pipeline", argc, argv)) return *status;
+  harness::initialize_benchmark(&argc, argv);
   CLI::App app{"bench_pipeline: end-to-end rate of original bytes through chunked compress -> transfer -> decompress.\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   Flags f;
@@ -197,6 +199,7 @@ int main(int argc, char** argv) {
                  "or 2,4,6; set before any thread starts, so host_cpus in the context counts them");
   harness::MpiPairFlags mpi;
   harness::add_mpi_pair_flags(app, mpi);
+  harness::add_help_footer(app, "bench_pipeline --transport=tcp --codecs=bytegroup:split=exponent+huff --chunks=1MiB --benchmark_out=pipeline.json");
   if (auto status = harness::parse_command_line(app, "bench_pipeline", argc, argv)) return *status;
   return harness::run_reporting_errors("bench_pipeline", [&] {
     f.depth = flag::count("--depth", f.depth_text, 1, kMaxDepth);

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "version.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"
@@ -142,7 +143,8 @@ int run(int argc, char** argv, const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
+  if (auto status = harness::print_version_if_asked("bench_rdma", argc, argv)) return *status;
+  harness::initialize_benchmark(&argc, argv);
   CLI::App app{"bench_rdma: one-sided write bandwidth per message size and page policy (4k, thp, hugetlb).\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   Flags flags;
@@ -155,6 +157,7 @@ int main(int argc, char** argv) {
   app.add_flag("--list-devices", flags.list_devices, "print RDMA ports and exit (status 1 when none is active)");
   harness::MpiPairFlags mpi;
   harness::add_mpi_pair_flags(app, mpi);
+  harness::add_help_footer(app, "bench_rdma --transport=tcp --pages=4k,thp --sizes=64KiB,1MiB --benchmark_out=rdma.json");
   if (auto status = harness::parse_command_line(app, "bench_rdma", argc, argv)) return *status;
   if (mpi.enabled)  // mpirun -np 2N: this rank's side of one pair is this binary's own run()
     return harness::run_reporting_errors("bench_rdma", [&] {

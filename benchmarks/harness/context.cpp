@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "wirezip/codecs/bytegroup.hpp"
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
+#include "version.hpp"
 
 namespace wirezip::harness {
 namespace {
@@ -65,9 +65,7 @@ std::string read_kernel_choice(const std::string& path) {
 }
 
 std::map<std::string, std::string> host_facts() {
-  std::map<std::string, std::string> facts{{"wirezip_version", WIREZIP_VERSION}, {"wirezip_git_sha", WIREZIP_GIT_SHA}};
-  for (const auto& [name, version] : codecs::library_versions())
-    if (name != "wirezip") facts["version_" + name] = version;
+  std::map<std::string, std::string> facts = build_facts();
   facts["cpu_model"] = cpu_model();
   utsname host{};
   if (uname(&host) == 0) {
