@@ -12,12 +12,22 @@ exceeds --threshold AND the U test says p < --alpha. The exact two-sided U test 
 2/C(n+m, n): 3 vs 3 repetitions give p >= 0.1, so it takes at least 4 repetitions per side (5 to be
 comfortable) to reach 0.05. With fewer, the verdict falls back to the threshold alone and says so.
 
-The gate fails (exit 1) on: a significant regression; a broken case on the new side (it failed,
-or its `verified` counter is not 1); a case of the base that the new side did not measure (absent
-or skipped), unless --allow-missing; a difference in a --require-same context key (checked first,
-one line each on stderr, nothing compared). Differences in the watched context keys (CPU, SIMD
-path, kernel, THP, data sets, library versions, the peer's keys) are printed above the table.
-Exit status: 0 the gate passes, 1 it fails, 2 bad input (one line on stderr).
+The gate passes only on data. It fails (exit 1) on: a significant regression; a broken case on
+the new side (it failed; its `verified` counter is not 1 in some repetition or in a mean or median
+aggregate, or is missing where the base carries one; a gated metric the base has is missing, NaN,
+infinite or not a number in any repetition; it holds only stddev/cv aggregates); a row whose base
+value is unusable (`bad base`: not a finite number, missing in some repetition, or <= 0); a new
+side (or --group-by group) with no row compared, --allow-missing or not, and a --group-by with a
+single group; a case of the base that the new side did not measure (absent or skipped), unless
+--allow-missing; a difference in a --require-same context key (checked first, one line each on
+stderr, nothing compared). Aggregates-only input is accepted and judged on its worst statistic: a
+new side's value is the worse of its mean and median (the base keeps its median), and `verified`
+must be 1 in each. Differences in the watched context keys (CPU, SIMD path, kernel, THP, data sets,
+library versions, the peer's keys) are printed above the table.
+Exit status: 0 the gate passes, 1 it fails, 2 bad input (one line on stderr): an unreadable file, a
+non-finite or negative --threshold, an --alpha outside (0, 1], a case name written twice (two
+benchmarks, or a repetition or aggregate twice; see compare_input.check_unique), an unknown
+time_unit (each naming the case).
 """
 import argparse
 import json

@@ -103,7 +103,8 @@ def group_report(key, groups, result):
             if c is None:
                 cells.append("—")
             elif i == 0:
-                cells.append(fmt_value(row["metric"], c["base"]) + (" (bad base)" if c["verdict"] == "bad base" else ""))
+                bad = " (bad base)" if c["verdict"] == "bad base" else ""
+                cells.append(fmt_value(row["metric"], c["base"]) + bad)
             elif c["verdict"] in ("broken", "bad base"):
                 cells.append(c["verdict"])
             else:

@@ -137,7 +137,8 @@ def compare_sides(sides, metrics, threshold, alpha):
 
 def compare_case(name, base, usable, n_sides, metrics, limits, out):
     """The rows of one case: each gated metric the base carries, each usable later side judged,
-    broken, or (without a usable base value) all marked bad base."""
+    broken, or (without a usable base value) all marked bad base. Every check on the data is done
+    before a statistic sees it, here the one place a row's statistic (compare_metric) is called."""
     problems = {}  # later side -> [why a gated metric has no usable value]
     for metric, direction in metrics:
         points, reps, problem = metric_state(base, metric)
