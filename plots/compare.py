@@ -148,8 +148,7 @@ def main(argv=None):
     print("\n".join(header + [body]))
     gate = gate_of(result, [f"{args.group_by}={g['value']}" if args.group_by else g["value"] for g in groups],
                    args.allow_missing)
-    regressions = gate["regressions"]
-    print(f"{regressions} significant regression(s) past {100 * threshold:g}%")
+    print(f"{gate['regressions']} significant regression(s) past {100 * threshold:g}%")
     print(compare_report.gate_line(gate, threshold))
     if args.json_out:
         write_json(args, threshold, metrics, groups, result, diffs, gate)
