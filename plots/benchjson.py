@@ -3,16 +3,26 @@ failure are separate entries in the file, and a failed case carries no counters 
 report, the comparison and scripts/reproduce all need them back together under one name.
 
 A case is {"samples": {metric: [value per repetition]}, "median": {metric: median aggregate},
-"failed": message or None, "skipped": message or None}. Times (real_time, cpu_time) are in
-nanoseconds whatever the entry's time_unit.
+"failed": message or None, "skipped": message or None, "runs": number of measured repetitions,
+"invalid": {metric: [value, one per repetition holding something that is not a finite number]},
+"aggregates": {aggregate name: {metric: value as written}}}. samples and median hold finite
+numbers only, so a NaN or a string never becomes a median; invalid keeps them for whoever must
+not overlook them. Times (real_time, cpu_time) are in nanoseconds whatever the entry's time_unit;
+an entry with another time_unit is a ValueError naming its case.
 """
+import math
 import statistics
 
 AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv")
+# Aggregates that describe a spread, not a value: a stddev of 1s is 0, not a failure.
+DISPERSION = ("stddev", "cv", "BigO", "RMS")
 TIME_METRICS = ("real_time", "cpu_time")
 NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BOOKKEEPING = {"family_index", "per_family_instance_index", "repetitions", "repetition_index", "threads",
                "iterations"}
+# Google Benchmark's descriptive fields: text by design, never a metric.
+DESCRIPTIVE = {"name", "run_name", "run_type", "aggregate_name", "aggregate_unit", "time_unit", "label",
+               "error_occurred", "error_message", "skipped", "skip_message", "big_o"}
 
 
 def case_name(entry):
@@ -28,14 +38,24 @@ def case_name(entry):
     return name
 
 
-def numbers(entry):
-    """The entry's numeric fields but Google Benchmark's bookkeeping, times converted to ns."""
-    out = {k: v for k, v in entry.items()
-           if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in BOOKKEEPING}
-    scale = NS_PER_UNIT.get(entry.get("time_unit", "ns"), 1.0)
+def is_number(v):
+    """A finite int or float (a JSON true is not a measurement)."""
+    try:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
+def fields(entry):
+    """The entry's metric fields as written (numbers, NaN, strings...), times converted to ns.
+    ValueError when its time_unit is not one Google Benchmark writes."""
+    unit = entry.get("time_unit", "ns")
+    if not isinstance(unit, str) or unit not in NS_PER_UNIT:
+        raise ValueError(f"{case_name(entry)}: unknown time_unit {unit!r} (expected ns, us, ms or s)")
+    out = {k: v for k, v in entry.items() if k not in BOOKKEEPING and k not in DESCRIPTIVE}
     for k in TIME_METRICS:
-        if k in out:
-            out[k] *= scale
+        if is_number(out.get(k)):
+            out[k] *= NS_PER_UNIT[unit]
     return out
 
 
@@ -45,36 +65,53 @@ def read_cases(benchmarks):
     aggregate stands in where a file has no median."""
     cases = {}
     for entry in benchmarks:
-        case = cases.setdefault(case_name(entry), {"samples": {}, "median": {}, "failed": None, "skipped": None})
+        case = cases.setdefault(case_name(entry), {"samples": {}, "median": {}, "failed": None, "skipped": None,
+                                                   "runs": 0, "invalid": {}, "aggregates": {}})
         if entry.get("error_occurred"):
             case["failed"] = entry.get("error_message") or "no message"
             continue
         if entry.get("skipped"):
             case["skipped"] = entry.get("skip_message") or "no message"
             continue
-        values = numbers(entry)
+        values = fields(entry)
         if entry.get("run_type") == "aggregate":
-            if entry.get("aggregate_name") == "median":
-                case["median"].update(values)
-            elif entry.get("aggregate_name") == "mean":
-                for k, v in values.items():
+            name = str(entry.get("aggregate_name"))
+            case["aggregates"][name] = values
+            finite = {k: v for k, v in values.items() if is_number(v)}
+            if name == "median":
+                case["median"].update(finite)
+            elif name == "mean":
+                for k, v in finite.items():
                     case["median"].setdefault(k, v)
-        else:
-            for k, v in values.items():
-                case["samples"].setdefault(k, []).append(v)
+            continue
+        case["runs"] += 1
+        for k, v in values.items():
+            (case["samples"] if is_number(v) else case["invalid"]).setdefault(k, []).append(v)
     return cases
 
 
+def location_aggregates(case):
+    """{aggregate name: values} of the aggregates that stand for a value (mean, median, ...)."""
+    return {name: values for name, values in case["aggregates"].items() if name not in DISPERSION}
+
+
 def broken_reason(case):
-    """Why a case's result cannot be trusted, or None: it failed, or its `verified` counter says
-    the data did not arrive intact. Every repetition is checked (a mean of 0.8 hides one bad
-    run), the aggregates only where a file has nothing else."""
+    """Why a case's result cannot be trusted, or None: it failed; its `verified` counter says the
+    data did not arrive intact (every repetition and every mean or median aggregate must say 1: a
+    mean of 0.8 hides one bad run behind a median of 1); or it holds no value at all, only
+    stddev/cv aggregates."""
     if case["failed"]:
         return f"failed: {case['failed']}"
-    verified = case["samples"].get("verified") or ([case["median"]["verified"]] if "verified" in case["median"] else [])
-    bad = [v for v in verified if v != 1]
-    if bad:
-        return f"verified={bad[0]:g}: the data did not arrive intact"
+    locations = location_aggregates(case)
+    if not case["runs"] and not locations and case["aggregates"]:
+        return "only stddev/cv aggregates: no value to use"
+    verified = [(v, "") for v in case["samples"].get("verified", []) + case["invalid"].get("verified", [])]
+    verified += [(values["verified"], f" ({name} aggregate)") for name, values in locations.items()
+                 if "verified" in values]
+    for v, where in verified:
+        if not (is_number(v) and v == 1):
+            shown = f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)
+            return f"verified={shown}{where}: the data did not arrive intact"
     return None
 
 

@@ -12,20 +12,32 @@ exceeds --threshold AND the U test says p < --alpha. The exact two-sided U test 
 2/C(n+m, n): 3 vs 3 repetitions give p >= 0.1, so it takes at least 4 repetitions per side (5 to be
 comfortable) to reach 0.05. With fewer, the verdict falls back to the threshold alone and says so.
 
-The gate fails (exit 1) on: a significant regression; a broken case on the new side (it failed,
-or its `verified` counter is not 1); a case of the base that the new side did not measure (absent
-or skipped), unless --allow-missing; a difference in a --require-same context key (checked first,
-one line each on stderr, nothing compared). Differences in the watched context keys (CPU, SIMD
-path, kernel, THP, data sets, library versions, the peer's keys) are printed above the table.
-Exit status: 0 the gate passes, 1 it fails, 2 bad input (one line on stderr).
+The gate passes only on data. It fails (exit 1) on: a significant regression; a broken case on
+the new side (it failed; its `verified` counter is not 1 in some repetition or in a mean or median
+aggregate, or is missing where the base carries one; a gated metric the base has is missing, NaN,
+infinite or not a number in any repetition; it holds only stddev/cv aggregates); a row whose base
+value is unusable (`bad base`: not a finite number, missing in some repetition, or <= 0); a new
+side (or --group-by group) with no row compared, --allow-missing or not, and a --group-by with a
+single group; a case of the base that the new side did not measure (absent or skipped), unless
+--allow-missing; a difference in a --require-same context key (checked first, one line each on
+stderr, nothing compared). Aggregates-only input is accepted and judged on its worst statistic: a
+new side's value is the worse of its mean and median (the base keeps its median), and `verified`
+must be 1 in each. Differences in the watched context keys (CPU, SIMD path, kernel, THP, data sets,
+library versions, the peer's keys) are printed above the table.
+Exit status: 0 the gate passes, 1 it fails, 2 bad input (one line on stderr): an unreadable file, a
+non-finite or negative --threshold, an --alpha outside (0, 1], a case name written twice (two
+benchmarks, or a repetition or aggregate twice; see compare_input.check_unique), an unknown
+time_unit (each naming the case).
 """
 import argparse
 import json
+import math
 import sys
 
 import compare_context
 import compare_report
-from compare_sides import BadInput, compare_sides, load, parse_metrics, pool
+from compare_input import BadInput, load, pool
+from compare_sides import JUDGED, compare_sides, parse_metrics
 
 LABEL_KEYS = ("hostname", "kernel", "rdma_device", "rdma_fw_ver", "wirezip_git_sha")
 
@@ -44,7 +56,7 @@ def parse_args(argv):
                                        "p < 0.05; with fewer the verdict uses the threshold alone.")
     p.add_argument("files", nargs="+", metavar="FILE.json", help="BASE.json NEW.json, or any number with --group-by")
     p.add_argument("--threshold", default="5%", help="relative change counted as a regression, in %% (default 5%%)")
-    p.add_argument("--alpha", type=float, default=0.05, help="U test significance level (default 0.05)")
+    p.add_argument("--alpha", default="0.05", help="U test significance level, in (0, 1] (default 0.05)")
     p.add_argument("--metrics", default="bytes_per_second,ratio",
                    help="comma-separated; a metric of unknown direction as NAME:higher or NAME:lower")
     p.add_argument("--group-by", metavar="KEY", help="context key whose value groups the files (e.g. rdma_fw_ver)")
@@ -56,13 +68,14 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def group_files(args, loaded):
+def group_files(args, loaded, metrics):
     """The sides: with --group-by, one per value of the key (first seen first), files pooled;
-    else base and new. Returns (groups, sides)."""
+    else base and new. Sides after the first judge an aggregates-only file on its worst statistic.
+    Returns (groups, sides)."""
     if not args.group_by:
         groups = [{"value": side, "files": [path], "label": label(ctx)}
                   for side, path, (ctx, _) in zip(compare_report.SIDE_NAMES, args.files, loaded)]
-        return groups, [pool([x]) for x in loaded]
+        return groups, [pool([x], metrics, worst=i > 0) for i, x in enumerate(loaded)]
     if not any(args.group_by in context for context, _ in loaded):
         raise BadInput(f"--group-by: no file has the context key '{args.group_by}'")
     groups = {}
@@ -72,22 +85,37 @@ def group_files(args, loaded):
         g["files"].append(path)
         g["loaded"].append((context, cases))
     groups = list(groups.values())
-    return groups, [pool(g.pop("loaded")) for g in groups]
+    return groups, [pool(g.pop("loaded"), metrics, worst=i > 0) for i, g in enumerate(groups)]
+
+
+def parse_limits(args):
+    """(threshold as a fraction, alpha) from the command line; BadInput unless both are finite
+    and meaningful: a NaN threshold makes every comparison false, so nothing could fail."""
+    try:
+        threshold = float(args.threshold.strip().rstrip("%")) / 100
+    except ValueError:
+        raise BadInput(f"--threshold: not a percentage: {args.threshold}") from None
+    if not math.isfinite(threshold) or threshold < 0:
+        raise BadInput(f"--threshold: must be a finite percentage >= 0: {args.threshold}")
+    try:
+        alpha = float(args.alpha)
+    except ValueError:
+        raise BadInput(f"--alpha: not a number: {args.alpha}") from None
+    if not (0 < alpha <= 1):  # also false for NaN
+        raise BadInput(f"--alpha: must be a number in (0, 1]: {args.alpha}")
+    return threshold, alpha
 
 
 def main(argv=None):
     """Runs the comparison; returns the exit status (0 the gate passes, 1 it fails, 2 bad input)."""
     args = parse_args(argv)
     try:
-        try:
-            threshold = float(args.threshold.rstrip("%")) / 100
-        except ValueError:
-            raise BadInput(f"--threshold: not a percentage: {args.threshold}") from None
+        threshold, args.alpha = parse_limits(args)
         if not args.group_by and len(args.files) != 2:
             raise BadInput(f"expected BASE.json NEW.json (got {len(args.files)} files); use --group-by for more")
         metrics = parse_metrics(args.metrics)
         loaded = [load(path) for path in args.files]
-        groups, sides = group_files(args, loaded)
+        groups, sides = group_files(args, loaded, metrics)
     except BadInput as e:
         print(f"compare: error: {e}", file=sys.stderr)
         return 2
@@ -118,15 +146,30 @@ def main(argv=None):
     else:
         body = compare_report.pair_report([g["label"] for g in groups], result)
     print("\n".join(header + [body]))
-    regressions = sum(c is not None and c["verdict"] == "regression" for r in result["rows"] for c in r["cells"][1:])
-    gate = {"regressions": regressions, "broken": len(result["broken"]), "not_measured": len(result["not_measured"]),
-            "allow_missing": args.allow_missing}
-    gate["pass"] = not (regressions or gate["broken"] or (gate["not_measured"] and not args.allow_missing))
-    print(f"{regressions} significant regression(s) past {100 * threshold:g}%")
+    gate = gate_of(result, [f"{args.group_by}={g['value']}" if args.group_by else g["value"] for g in groups],
+                   args.allow_missing)
+    print(f"{gate['regressions']} significant regression(s) past {100 * threshold:g}%")
     print(compare_report.gate_line(gate, threshold))
     if args.json_out:
         write_json(args, threshold, metrics, groups, result, diffs, gate)
     return 0 if gate["pass"] else 1
+
+
+def gate_of(result, side_names, allow_missing):
+    """The gate's counts and verdict. It passes only on data: every later side must have at
+    least one judged row, and no row may be broken or lack a usable base value."""
+    judged = [[c["verdict"] for r in result["rows"] if (c := r["cells"][i]) and c["verdict"] in JUDGED]
+              for i in range(1, len(side_names))]
+    gate = {"regressions": sum(v.count("regression") for v in judged), "broken": len(result["broken"]),
+            "bad_base": len(result["bad_base"]), "not_measured": len(result["not_measured"]),
+            "compared": sum(map(len, judged)), "nothing_compared": [side_names[i + 1] for i, v in enumerate(judged)
+                                                                   if not v],
+            "allow_missing": allow_missing}
+    if len(side_names) == 1:
+        gate["nothing_compared"] = [f"{side_names[0]} alone (no other group)"]
+    gate["pass"] = not (gate["regressions"] or gate["broken"] or gate["bad_base"] or gate["nothing_compared"]
+                        or (gate["not_measured"] and not allow_missing))
+    return gate
 
 
 def write_json(args, threshold, metrics, groups, result, diffs, gate):

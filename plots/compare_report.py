@@ -38,6 +38,8 @@ def sig3(x):
 
 def fmt_p(row):
     """The p-value cell: the p, marked when the U test was underpowered, or 'no U test'."""
+    if row["verdict"] in ("broken", "bad base"):
+        return "—"
     if row["p_value"] is None:
         return "no U test"
     return f"{row['p_value']:.3g}" + ("" if row["u_test"] else " (underpowered)")
@@ -82,6 +84,7 @@ def pair_report(labels, result):
     out += listing("Only in base:", [m["case"] for m in missing if m["in"] == [0]])
     out += listing("Only in new:", [m["case"] for m in missing if m["in"] == [1]])
     out += listing("Broken in new (fails the gate):", [f"{b['case']}: {b['reason']}" for b in result["broken"]])
+    out += bad_base_listing(result)
     out += listing("Skipped in new:", [f"{n['case']}: {n['why']}" for n in result["not_measured"] if n["why"] != "absent"])
     out += listing("Broken or skipped in base (not compared):",
                    [f"{e['case']}: {e['message']}" for e in errors if e["side"] == 0])
@@ -100,7 +103,10 @@ def group_report(key, groups, result):
             if c is None:
                 cells.append("—")
             elif i == 0:
-                cells.append(fmt_value(row["metric"], c["new"]))
+                bad = " (bad base)" if c["verdict"] == "bad base" else ""
+                cells.append(fmt_value(row["metric"], c["base"]) + bad)
+            elif c["verdict"] in ("broken", "bad base"):
+                cells.append(c["verdict"])
             else:
                 mark = "" if c["verdict"] == "same" else f", {c['verdict']}"
                 mark += "" if c["u_test"] else ", no U test" if c["p_value"] is None else ", underpowered"
@@ -110,7 +116,13 @@ def group_report(key, groups, result):
     out += [""] + listing("Missing:", [f"{m['case']}: only in " + ", ".join(group(i) for i in m["in"])
                                        for m in result["missing"]])
     out += listing("Errors:", [f"{e['case']} ({group(e['side'])}): {e['message']}" for e in result["errors"]])
+    out += bad_base_listing(result)
     return "\n".join(out)
+
+
+def bad_base_listing(result):
+    return listing("Base value unusable (fails the gate):",
+                   [f"{b['case']} {b['metric']}: {b['reason']}" for b in result["bad_base"]])
 
 
 def gate_line(gate, threshold):
@@ -122,6 +134,10 @@ def gate_line(gate, threshold):
         failures.append(f"{gate['broken']} broken case(s)")
     if gate["not_measured"] and not gate["allow_missing"]:
         failures.append(f"{gate['not_measured']} case(s) of base not measured (--allow-missing accepts them)")
+    if gate["bad_base"]:
+        failures.append(f"{gate['bad_base']} row(s) without a usable base value")
+    if gate["nothing_compared"]:
+        failures.append("nothing compared for " + ", ".join(gate["nothing_compared"]))
     if failures:
         return "gate: FAIL: " + ", ".join(failures)
     if gate["not_measured"]:

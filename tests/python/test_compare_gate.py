@@ -1,11 +1,14 @@
 """The gate of scripts/compare: broken and unverified cases, cases the new side did not measure,
 metric directions, context differences (warned, or fatal with --require-same), --group-by on a
-peer's key, and one committed fixture per verdict (tests/python/fixtures/compare/)."""
+peer's key, one committed fixture per verdict (tests/python/fixtures/compare/), and one per way the
+gate could pass on missing data (gate_*.json, made by generate_gate_fixtures.py)."""
 import os
 import subprocess
 import unittest
 
 from compare_helpers import CASE, FIXTURES, OTHER, SCRIPT, CompareRun, context, report, samples
+
+import benchjson  # noqa: E402  (compare_helpers put plots/ on sys.path)
 
 
 class CompareGate(CompareRun):
@@ -189,6 +192,135 @@ class CompareFixtures(CompareRun):
         self.assertIn("- kernel: 'Linux 6.1.0-28-amd64' in base, 'Linux 6.12.0-1-amd64' in new", result.stdout)
         self.assertIn("- version_zstd: '1.5.4' in base, '1.5.6' in new", result.stdout)
 
+
+class GateRefusesMissingData(CompareRun):
+    """Each way NEW (or BASE) can lack data: the gate's last line and exit status, or for bad input
+    the one stderr line. PIPE is the case each gate_*.json fixture breaks (see the generator)."""
+
+    PIPE = CompareFixtures.PIPE
+    FAILS = [  # base, new, extra arguments, last line printed, exit status
+        ("base.json", "gate_nan_all.json", [], "gate: FAIL: 1 broken case(s)", 1),
+        ("base.json", "gate_nan_4_of_5.json", [], "gate: FAIL: 1 broken case(s)", 1),
+        ("base.json", "gate_metric_absent.json", [], "gate: FAIL: 1 broken case(s)", 1),
+        ("base.json", "gate_metric_string.json", [], "gate: FAIL: 1 broken case(s)", 1),
+        ("base.json", "gate_no_verified.json", [], "gate: FAIL: 2 broken case(s), nothing compared for new", 1),
+        ("base.json", "gate_verified_partial.json", [], "gate: FAIL: 1 broken case(s)", 1),
+        ("base.json", "gate_aggregates_only.json", [], "gate: pass", 0),
+        ("base.json", "gate_aggregates_verified.json", [], "gate: FAIL: 1 broken case(s)", 1),
+        ("base.json", "gate_aggregates_worst.json", [], "gate: FAIL: 1 regression(s) past 5%", 1),
+        ("base.json", "gate_stddev_only.json", [], "gate: FAIL: 2 broken case(s), nothing compared for new", 1),
+        ("base.json", "gate_disjoint.json", ["--allow-missing"], "gate: FAIL: nothing compared for new", 1),
+        ("gate_base_zero.json", "base.json", [], "gate: FAIL: 1 row(s) without a usable base value", 1),
+        ("gate_base_nan.json", "base.json", [], "gate: FAIL: 1 row(s) without a usable base value", 1),
+        ("base.json", "gate_nan_all.json", ["--group-by=wirezip_git_sha"], "gate: FAIL: 1 broken case(s)", 1),
+        ("base.json", "gate_no_verified.json", ["--group-by=wirezip_git_sha"],
+         "gate: FAIL: 2 broken case(s), nothing compared for wirezip_git_sha=4a7e0c2", 1),
+        ("base.json", "gate_aggregates_worst.json", ["--group-by=wirezip_git_sha"],
+         "gate: FAIL: 1 regression(s) past 5%", 1),
+        ("base.json", "noise.json", ["--group-by=kernel"],
+         "gate: FAIL: nothing compared for kernel=Linux 6.1.0-28-amd64 alone (no other group)", 1),
+    ]
+    WHY = {  # new file -> why PIPE is broken (the listing and --json-out's broken)
+        "gate_nan_all.json": "bytes_per_second=nan in 5 of 5 repetition(s)",
+        "gate_nan_4_of_5.json": "bytes_per_second=nan in 4 of 5 repetition(s)",
+        "gate_metric_absent.json": "bytes_per_second absent",
+        "gate_metric_string.json": "bytes_per_second='2000000000.0' in 5 of 5 repetition(s)",
+        "gate_no_verified.json": "no verified counter (the base has one)",
+        "gate_verified_partial.json": "verified absent in 1 of 5 repetition(s) (the base has it)",
+        "gate_aggregates_verified.json": "verified=0.6 (mean aggregate): the data did not arrive intact",
+        "gate_stddev_only.json": "only stddev/cv aggregates: no value to use",
+    }
+    METRIC_BROKEN = ("gate_nan_all.json", "gate_nan_4_of_5.json", "gate_metric_absent.json", "gate_metric_string.json")
+    BAD_INPUT = [  # base, new, extra arguments, the stderr line holds
+        ("base.json", "noise.json", ["--threshold=nan"], "--threshold: must be a finite percentage >= 0: nan"),
+        ("base.json", "noise.json", ["--threshold=inf%"], "--threshold: must be a finite percentage >= 0: inf%"),
+        ("base.json", "noise.json", ["--threshold=-5%"], "--threshold: must be a finite percentage >= 0: -5%"),
+        ("base.json", "noise.json", ["--alpha=nan"], "--alpha: must be a number in (0, 1]: nan"),
+        ("base.json", "noise.json", ["--alpha=inf"], "--alpha: must be a number in (0, 1]: inf"),
+        ("base.json", "noise.json", ["--alpha=often"], "--alpha: not a number: often"),
+        ("base.json", "gate_duplicate_repetition.json", [], f"duplicate case name {PIPE}: repetition 0 appears twice"),
+        ("base.json", "gate_duplicate_benchmark.json", [], f"duplicate case name {PIPE}: written by two benchmarks"),
+        ("base.json", "gate_time_unit.json", [], f"{PIPE}: unknown time_unit 'fortnight'"),
+        ("base.json", "gate_duplicate_repetition.json", ["--group-by=wirezip_git_sha"], "duplicate case name"),
+    ]
+
+    def compare(self, base, new, args):
+        return self.run_compare(os.path.join(FIXTURES, base), os.path.join(FIXTURES, new), *args)
+
+    def test_missing_data_fails_the_gate(self):
+        for base, new, args, last, status in self.FAILS:
+            with self.subTest(base=base, new=new, args=args):
+                result, data = self.compare(base, new, args)
+                self.assertEqual((result.stdout.rstrip().splitlines()[-1], result.returncode), (last, status),
+                                 result.stdout + result.stderr)
+                self.assertEqual(data["gate"]["pass"], status == 0)
+
+    def test_broken_rows_say_why_and_are_no_regression(self):
+        for new, why in self.WHY.items():
+            with self.subTest(new=new):
+                result, data = self.compare("base.json", new, [])
+                self.assertIn({"case": self.PIPE, "side": 1, "reason": why}, data["broken"])
+                self.assertIn(f"- {self.PIPE}: {why}", result.stdout)
+                self.assertEqual(data["regressions"], 0)
+                pipe = {r["metric"]: r["verdict"] for r in data["rows"] if r["case"] == self.PIPE}
+                self.assertNotIn("regression", pipe.values())
+                if new in self.METRIC_BROKEN:  # the case's other metric is still compared
+                    self.assertEqual(pipe, {"bytes_per_second": "broken", "ratio": "same"})
+                    row = f"| {self.PIPE} | bytes_per_second | 2.00 GB/s | — | — | — | broken |"
+                    self.assertIn(row, result.stdout)
+
+    def test_a_bad_base_value_is_its_own_verdict(self):
+        result, data = self.compare("gate_base_zero.json", "base.json", [])
+        self.assertEqual(data["bad_base"], [{"case": self.PIPE, "metric": "bytes_per_second",
+                                             "reason": "base median 0 <= 0: no relative change"}])
+        self.assertEqual(self.verdicts(data)[(self.PIPE, "bytes_per_second")], "bad base")
+        result, data = self.compare("gate_base_nan.json", "base.json", [])
+        self.assertEqual(data["bad_base"][0]["reason"], "bytes_per_second=nan in 5 of 5 repetition(s)")
+
+    def test_bad_input_is_one_line_naming_the_field_or_case(self):
+        for base, new, args, says in self.BAD_INPUT:
+            with self.subTest(new=new, args=args):
+                result, data = self.compare(base, new, args)
+                self.assertEqual((result.returncode, result.stdout, data), (2, "", None))
+                lines = result.stderr.splitlines()
+                self.assertEqual(len(lines), 1, result.stderr)
+                self.assertIn(says, lines[0])
+
+    def test_a_run_with_repetitions_and_aggregates_is_no_duplicate(self):
+        result, _ = self.pair({CASE: samples(1e9, 5)}, {CASE: samples(1e9, 5, seed=2)})
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        twice = report({CASE: [1e9]})
+        twice["benchmarks"] *= 2  # one run each, no repetition_index: the name is written twice
+        result, _ = self.run_compare(self.write("base.json", report({CASE: [1e9]})), self.write("new.json", twice))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn(f"duplicate case name {CASE}: 2 runs without a repetition_index for 1 repetition(s)",
+                      result.stderr)
+
+    def test_files_of_one_group_may_repeat_a_case(self):
+        files = [self.write(f"{i}.json", report({CASE: samples(1e9, 5, seed=i)}, ctx=context(fw)))
+                 for i, fw in enumerate(["1.0", "2.0", "2.0"])]
+        result, data = self.run_compare("--group-by=rdma_fw_ver", *files)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertEqual(data["rows"][0]["cells"][1]["n_new"], 10)
+
+
+class BenchjsonValues(unittest.TestCase):
+    def test_nan_and_strings_stay_out_of_the_samples(self):
+        entries = [{"name": CASE, "run_type": "iteration", "bytes_per_second": v, "time_unit": "ns"}
+                   for v in (1.0, float("nan"), "2.0", True)]
+        case = benchjson.read_cases(entries)[CASE]
+        self.assertEqual(case["samples"]["bytes_per_second"], [1.0])
+        self.assertEqual(case["invalid"]["bytes_per_second"][1:], ["2.0", True])
+        self.assertEqual(case["runs"], 4)
+        self.assertEqual(benchjson.median(case, "bytes_per_second"), 1.0)
+
+    def test_an_unknown_time_unit_names_the_case(self):
+        with self.assertRaisesRegex(ValueError, f"{CASE}: unknown time_unit 'min'"):
+            benchjson.read_cases([{"name": CASE, "run_type": "iteration", "real_time": 1.0, "time_unit": "min"}])
+
+    def test_verified_true_is_not_one(self):
+        case = benchjson.read_cases([{"name": CASE, "verified": True}])[CASE]
+        self.assertEqual(benchjson.broken_reason(case), "verified=True: the data did not arrive intact")
 
 
 if __name__ == "__main__":
