@@ -39,6 +39,19 @@ class HelpTest(unittest.TestCase):
         self.assertIn("--benchmark_filter", result.stdout)
 
 
+class ScriptHelpTest(unittest.TestCase):
+    def test_every_script_answers_help_without_running(self):
+        scripts = os.path.join(os.path.dirname(__file__), "..", "..", "scripts")
+        for name in sorted(os.listdir(scripts)):
+            path = os.path.join(scripts, name)
+            if not os.path.isfile(path):
+                continue
+            with self.subTest(script=name):
+                result = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=30)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertGreater(len((result.stdout + result.stderr).strip().splitlines()), 0)
+
+
 class VersionTest(unittest.TestCase):
     def test_every_binary_answers_version(self):
         for name in BINARIES:
