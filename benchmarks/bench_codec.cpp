@@ -20,6 +20,7 @@
 #include "context.hpp"
 #include "failure_summary.hpp"
 #include "per_tensor.hpp"
+#include "repeated_case.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -128,8 +129,8 @@ void register_cases(const Config& config, const std::deque<datasets::Dataset>& d
                                .direction = direction, .entropy_bound_ratio = bound,
                                .exponent_bound_ratio = exponent_bound, .value_bound_ratio = value_bound,
                                .ceiling = ceiling, .cpus = config.cpus};
-          auto* bench = benchmark::RegisterBenchmark(
-              case_name(spec, dataset.spec, chunk, direction).c_str(),
+          auto* bench = harness::register_case(
+              case_name(spec, dataset.spec, chunk, direction),
               [c](benchmark::State& state) { harness::run_codec_case(state, c); });
           bench->UseManualTime();  // the wall time of all threads, see harness::IterationWallClock
           for (int t : config.threads) bench->Threads(t);

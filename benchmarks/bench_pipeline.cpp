@@ -22,6 +22,7 @@
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"
 #include "pipeline_case.hpp"
+#include "repeated_case.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
@@ -134,7 +135,7 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& a
               harness::PipelineCase c{&links, seed++, transport, policy,
                                       pipeline::Config{mode, codec, chunk, f.depth, f.workers, links.base.timeout},
                                       &dataset};
-              benchmark::RegisterBenchmark(case_name(transport, mode, spec, policy, chunk, f, dataset.spec).c_str(),
+              harness::register_case(case_name(transport, mode, spec, policy, chunk, f, dataset.spec),
                                            [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
                   ->UseManualTime()
                   ->Unit(benchmark::kMillisecond);

@@ -17,6 +17,7 @@
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"
 #include "rdma_case.hpp"
+#include "repeated_case.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
@@ -92,12 +93,12 @@ void register_cases(harness::LinkCache& links, const std::vector<rdma::PagePolic
                                      rdma::page_policy_name(policy), size, run.options.depth);
       if (run.transport == rdma::TransportKind::verbs) name += fmt::format("/qps:{}", run.options.qps);
       harness::RdmaCase c{&links, policy, size, seed++};
-      benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& state) { harness::run_rdma_case(state, c); })
+      harness::register_case(name, [c](benchmark::State& state) { harness::run_rdma_case(state, c); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
       // The ceiling, side by side: this host's memcpy of the same messages between the same pages.
       const std::string ceiling = fmt::format("rdma/memcpy/pages:{}/size:{}", rdma::page_policy_name(policy), size);
-      benchmark::RegisterBenchmark(ceiling.c_str(), [c](benchmark::State& state) { harness::run_memcpy_case(state, c); })
+      harness::register_case(ceiling, [c](benchmark::State& state) { harness::run_memcpy_case(state, c); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
     }
