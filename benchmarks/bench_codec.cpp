@@ -80,20 +80,21 @@ void print_codec_list() {
   }
 }
 
-// --per-tensor: the records of every tensor, as JSON to `out` ("-": stdout); no timed cases.
+// --per-tensor: the records of every tensor, as JSON to `out` ("-": stdout), each written as it is
+// made; no timed cases.
 int run_per_tensor(const Config& config, const std::string& out, int argc, char** argv) {
   harness::check_per_tensor_datasets(config.datasets);
-  nlohmann::json records = harness::per_tensor_records({config.codecs, config.chunks, config.datasets});
   std::vector<std::string> args(argv, argv + argc);
-  records["context"]["argv"] = fmt::format("{}", fmt::join(args, " "));
+  const nlohmann::json context = {{"argv", fmt::format("{}", fmt::join(args, " "))}};
+  const harness::PerTensorConfig per_tensor{config.codecs, config.chunks, config.datasets};
   if (out == "-") {
-    std::cout << records.dump(1) << "\n";
+    harness::write_per_tensor_records(per_tensor, context, std::cout);
     return 0;
   }
   std::ofstream file(out);
-  file << records.dump(1) << "\n";
-  if (!file.flush()) fail("--per-tensor-out: cannot write '{}'", out);
-  fmt::print("bench_codec: {} per-tensor records in {}\n", records["tensors"].size(), out);
+  if (!file) fail("--per-tensor-out: cannot create '{}'", out);
+  const std::uint64_t records = harness::write_per_tensor_records(per_tensor, context, file);
+  fmt::print("bench_codec: {} per-tensor records in {}\n", records, out);
   return 0;
 }
 
