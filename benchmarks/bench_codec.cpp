@@ -52,7 +52,7 @@ Config parse_config(const std::string& codecs, const std::string& datasets, cons
     config.codecs.insert(config.codecs.begin(), "memcpy");
   }
   for (const std::string& spec : config.codecs) codecs::make_codec(spec);  // reject bad specs up front
-  config.datasets = flag::list("--datasets", datasets);
+  config.datasets = flag::spec_list("--datasets", datasets);
   config.chunks = flag::sizes("--chunks", chunks, 1);
   const std::vector<int> allowed = cpus::allowed();
   if (!cpu_list.empty()) config.cpus = cpus::parse("--cpus", cpu_list, allowed);
@@ -144,7 +144,7 @@ void register_cases(const Config& config, const std::deque<datasets::Dataset>& d
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
+  if (auto status = harness::initialize_benchmark("bench_codec", argc, argv)) return *status;
   CLI::App app{"bench_codec: ratio and throughput (original bytes) of lossless codecs on bf16 traffic.\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   std::string codec_list, dataset_list{datasets::kDefaultDatasetSpec}, chunk_list = "1MiB", thread_list = "1", cpu_list;

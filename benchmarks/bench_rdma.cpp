@@ -143,7 +143,7 @@ int run(int argc, char** argv, const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
+  if (auto status = harness::initialize_benchmark("bench_rdma", argc, argv)) return *status;
   CLI::App app{"bench_rdma: one-sided write bandwidth per message size and page policy (4k, thp, hugetlb).\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   Flags flags;

@@ -11,6 +11,7 @@
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/flag.hpp"
 
 namespace wirezip::harness {
 namespace {
@@ -112,6 +113,23 @@ void add_verbs_context(const std::string& device) {
     benchmark::AddCustomContext("rdma_device", std::string("none: ") + e.what());
     fmt::print(stderr, "verbs: {}\n", e.what());
   }
+}
+
+std::optional<int> initialize_benchmark(std::string_view name, int& argc, char** argv, bool report) {
+  constexpr std::string_view kRepetitions = "--benchmark_repetitions=";
+  constexpr std::uint64_t kMaxRepetitions = 1'000'000;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      if (arg.starts_with(kRepetitions))
+        flag::count("--benchmark_repetitions", arg.substr(kRepetitions.size()), 1, kMaxRepetitions);
+    }
+  } catch (const Error& e) {
+    if (report) fmt::print(stderr, "{}: {}\n", name, e.what());
+    return kExitUsage;
+  }
+  benchmark::Initialize(&argc, argv);
+  return std::nullopt;
 }
 
 std::optional<int> parse_command_line(CLI::App& app, std::string_view name, int argc, char** argv) {
