@@ -21,6 +21,7 @@
 #include "version.hpp"
 #include "failure_summary.hpp"
 #include "per_tensor.hpp"
+#include "repeated_case.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -52,7 +53,7 @@ Config parse_config(const std::string& codecs, const std::string& datasets, cons
     config.codecs.insert(config.codecs.begin(), "memcpy");
   }
   for (const std::string& spec : config.codecs) codecs::make_codec(spec);  // reject bad specs up front
-  config.datasets = flag::list("--datasets", datasets);
+  config.datasets = flag::spec_list("--datasets", datasets);
   config.chunks = flag::sizes("--chunks", chunks, 1);
   const std::vector<int> allowed = cpus::allowed();
   if (!cpu_list.empty()) config.cpus = cpus::parse("--cpus", cpu_list, allowed);
@@ -80,20 +81,21 @@ void print_codec_list() {
   }
 }
 
-// --per-tensor: the records of every tensor, as JSON to `out` ("-": stdout); no timed cases.
+// --per-tensor: the records of every tensor, as JSON to `out` ("-": stdout), each written as it is
+// made; no timed cases.
 int run_per_tensor(const Config& config, const std::string& out, int argc, char** argv) {
   harness::check_per_tensor_datasets(config.datasets);
-  nlohmann::json records = harness::per_tensor_records({config.codecs, config.chunks, config.datasets});
   std::vector<std::string> args(argv, argv + argc);
-  records["context"]["argv"] = fmt::format("{}", fmt::join(args, " "));
+  const nlohmann::json context = {{"argv", fmt::format("{}", fmt::join(args, " "))}};
+  const harness::PerTensorConfig per_tensor{config.codecs, config.chunks, config.datasets};
   if (out == "-") {
-    std::cout << records.dump(1) << "\n";
+    harness::write_per_tensor_records(per_tensor, context, std::cout);
     return 0;
   }
   std::ofstream file(out);
-  file << records.dump(1) << "\n";
-  if (!file.flush()) fail("--per-tensor-out: cannot write '{}'", out);
-  fmt::print("bench_codec: {} per-tensor records in {}\n", records["tensors"].size(), out);
+  if (!file) fail("--per-tensor-out: cannot create '{}'", out);
+  const std::uint64_t records = harness::write_per_tensor_records(per_tensor, context, file);
+  fmt::print("bench_codec: {} per-tensor records in {}\n", records, out);
   return 0;
 }
 
@@ -129,8 +131,8 @@ void register_cases(const Config& config, const std::deque<datasets::Dataset>& d
                                .direction = direction, .entropy_bound_ratio = bound,
                                .exponent_bound_ratio = exponent_bound, .value_bound_ratio = value_bound,
                                .ceiling = ceiling, .cpus = config.cpus};
-          auto* bench = benchmark::RegisterBenchmark(
-              case_name(spec, dataset.spec, chunk, direction).c_str(),
+          auto* bench = harness::register_case(
+              case_name(spec, dataset.spec, chunk, direction),
               [c](benchmark::State& state) { harness::run_codec_case(state, c); });
           bench->UseManualTime();  // the wall time of all threads, see harness::IterationWallClock
           for (int t : config.threads) bench->Threads(t);
@@ -144,7 +146,7 @@ void register_cases(const Config& config, const std::deque<datasets::Dataset>& d
 
 int main(int argc, char** argv) {
   if (auto status = harness::print_version_if_asked("bench_codec", argc, argv)) return *status;
-  harness::initialize_benchmark(&argc, argv);
+  if (auto status = harness::initialize_benchmark("bench_codec", argc, argv)) return *status;
   CLI::App app{"bench_codec: ratio and throughput (original bytes) of lossless codecs on bf16 traffic.\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   std::string codec_list, dataset_list{datasets::kDefaultDatasetSpec}, chunk_list = "1MiB", thread_list = "1", cpu_list;

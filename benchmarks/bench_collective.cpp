@@ -9,15 +9,19 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <iostream>
 #include <set>
 
 #include "collective_case.hpp"
 #include "context.hpp"
+#include "link_flags.hpp"
+#include "failure_summary.hpp"
 #include "mpi_link_setup.hpp"
 #include "mpi_report.hpp"
 #include "ring_links.hpp"
 #include "version.hpp"
+#include "repeated_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/collective/ring_math.hpp"
 #include "wirezip/datasets/dataset.hpp"
@@ -54,6 +58,7 @@ Config validate(const Flags& f, int ranks) {
   if (f.transport != "mpi" && f.transport != "tcp") fail("--transport={}: expected mpi or tcp", f.transport);
   if (!f.bind.empty() && f.transport != "tcp") fail("--bind is for --transport=tcp");
   if (f.depth == 0 || f.timeout_ms <= 0) fail("--depth and --timeout-ms must be positive");
+  if (f.timeout_ms > harness::kMaxTimeoutMs) fail("--timeout-ms must be at most a day ({} ms)", harness::kMaxTimeoutMs);
   if (f.dataset.rfind("synthetic:", 0) != 0 || f.dataset.find("size=") != std::string::npos ||
       f.dataset.find("seed=") != std::string::npos)
     fail("--dataset={}: expected synthetic:KIND without size or seed (each rank's seed is its rank + 1)", f.dataset);
@@ -87,7 +92,7 @@ void register_cases(harness::CollectiveRun& run, const Config& config, const std
                                              harness::impl_name(impl), codec.empty() ? "none" : codec, bytes, run.ranks,
                                              impl == harness::CollectiveImpl::ring ? suffix : "");
         harness::CollectiveCase c{&run, op, impl, codec, size};
-        benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& state) { harness::run_collective_case(state, c); })
+        harness::register_case(name, [c](benchmark::State& state) { harness::run_collective_case(state, c); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
       };
@@ -148,14 +153,29 @@ int run(int argc, char** argv, const Flags& f, const Config& config, mpi::Sessio
   register_cases(run, config, f.transport);
   if (run.rank == 0) {
     add_context(argc, argv, session, hosts, f, data);
-    benchmark::RunSpecifiedBenchmarks();
-  } else {
-    harness::SilentReporter silent;
-    benchmark::RunSpecifiedBenchmarks(&silent);
+    return harness::exit_status("bench_collective", harness::run_cases());
   }
+  harness::SilentReporter silent;
+  benchmark::RunSpecifiedBenchmarks(&silent);
   benchmark::Shutdown();
-  if (run.failed_cases && run.rank == 0) fmt::print(stderr, "bench_collective: {} case(s) failed\n", run.failed_cases);
-  return run.failed_cases ? 1 : 0;
+  return run.failed_cases ? harness::kExitCaseFailed : 0;  // every rank fails the same cases
+}
+
+// The bound on MPI_Init, which comes before the flags are parsed (the rank decides who reports):
+// --timeout-ms as given, or its default where it is absent or out of range (the parse after
+// MPI_Init refuses it then).
+std::chrono::milliseconds init_bound(int argc, char** argv, long fallback) {
+  constexpr std::string_view kFlag = "--timeout-ms";
+  std::string_view value;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == kFlag && i + 1 < argc) value = argv[i + 1];
+    if (arg.starts_with(kFlag) && arg.size() > kFlag.size() && arg[kFlag.size()] == '=') value = arg.substr(kFlag.size() + 1);
+  }
+  long ms = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
+  const bool usable = error == std::errc() && end == value.data() + value.size() && ms > 0 && ms <= harness::kMaxTimeoutMs;
+  return std::chrono::milliseconds(usable ? ms : fallback);
 }
 
 }  // namespace
@@ -164,7 +184,7 @@ int main(int argc, char** argv) {
   if (auto status = harness::print_version_if_asked("bench_collective", argc, argv)) return *status;
   std::optional<mpi::Session> session;
   try {
-    session.emplace();
+    session.emplace("bench_collective", init_bound(argc, argv, Flags{}.timeout_ms));
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_collective: {}\n", e.what());
     return 2;
@@ -172,7 +192,7 @@ int main(int argc, char** argv) {
   const bool reporting = session->rank() == 0;
   // One JSON file: only rank 0 keeps --benchmark_out.
   if (!reporting) harness::drop_benchmark_out(argc, argv);
-  harness::initialize_benchmark(&argc, argv);
+  if (auto status = harness::initialize_benchmark("bench_collective", argc, argv, reporting)) return *status;
   CLI::App app{"bench_collective: ring collectives of bf16 tensors over MPI ranks, raw and compressed, beside MPI's own.\n"
                "Start it with mpirun -np N (N >= 2). Google Benchmark's --benchmark_* flags are accepted too."};
   Flags f;

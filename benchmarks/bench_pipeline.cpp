@@ -23,6 +23,7 @@
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"
 #include "pipeline_case.hpp"
+#include "repeated_case.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
@@ -100,6 +101,11 @@ void check_decoder(const std::string& name) {
 // Every flag of the sweep in range; throws one line naming the flag.
 Axes check_axes(const Flags& f) {
   Axes axes;
+  if (!f.decoder.empty()) check_decoder(f.decoder);
+  // Loopback: the receiving side in this process grants a case what a server grants by default.
+  const auto granted = pipeline::ServeLimits{}.max_timeout.count();
+  if (f.link.peer.empty() && !f.link.serve && f.link.timeout_ms > granted)
+    fail("--timeout-ms={}: over {} ms, the most the receiving side grants a case", f.link.timeout_ms, granted);
   for (const std::string& m : flag::list("--modes", f.modes)) axes.modes.push_back(pipeline::parse_mode(m));
   // The uncompressed baseline joins every run, so each result reads as compressed / raw.
   if (std::find(axes.modes.begin(), axes.modes.end(), pipeline::Mode::raw) == axes.modes.end())
@@ -111,10 +117,10 @@ Axes check_axes(const Flags& f) {
   // Sending side: ask for the decoder in each spec (the receiver builds its codec from the spec,
   // so a loopback run, or a server without its own --decoder, decodes with it).
   if (!f.decoder.empty() && !f.link.serve)
-    for (std::string& spec : axes.codec_specs) spec = codecs::with_decoder(spec, f.decoder);
+    for (std::string& spec : axes.codec_specs) codecs::make_codec(spec = codecs::with_decoder(spec, f.decoder));
   for (const std::string& p : flag::list("--pages", f.pages)) axes.pages.push_back(rdma::parse_page_policy(p));
   axes.chunks = flag::sizes("--chunks", f.chunks, 1);
-  axes.datasets = flag::list("--datasets", f.datasets);
+  axes.datasets = flag::spec_list("--datasets", f.datasets);
   return axes;
 }
 
@@ -135,7 +141,7 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& a
               harness::PipelineCase c{&links, seed++, transport, policy,
                                       pipeline::Config{mode, codec, chunk, f.depth, f.workers, links.base.timeout},
                                       &dataset};
-              benchmark::RegisterBenchmark(case_name(transport, mode, spec, policy, chunk, f, dataset.spec).c_str(),
+              harness::register_case(case_name(transport, mode, spec, policy, chunk, f, dataset.spec),
                                            [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
                   ->UseManualTime()
                   ->Unit(benchmark::kMillisecond);
@@ -147,7 +153,6 @@ int run(int argc, char** argv, const Flags& f) {
   if (f.link.serve) {
     const auto kinds = choose_transports(f.link.transport);
     if (kinds.size() != 1) fail("--serve takes exactly one --transport");
-    if (!f.decoder.empty()) check_decoder(f.decoder);
     const int served = harness::serve_pipelines(kinds.front(), f.link, f.decoder);
     fmt::print("bench_pipeline: served {} link(s), done\n", served);
     return 0;
@@ -178,7 +183,7 @@ int run(int argc, char** argv, const Flags& f) {
 
 int main(int argc, char** argv) {
   if (auto status = harness::print_version_if_asked("bench_pipeline", argc, argv)) return *status;
-  harness::initialize_benchmark(&argc, argv);
+  if (auto status = harness::initialize_benchmark("bench_pipeline", argc, argv)) return *status;
   CLI::App app{"bench_pipeline: end-to-end rate of original bytes through chunked compress -> transfer -> decompress.\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   Flags f;

@@ -18,6 +18,7 @@
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"
 #include "rdma_case.hpp"
+#include "repeated_case.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
@@ -93,12 +94,12 @@ void register_cases(harness::LinkCache& links, const std::vector<rdma::PagePolic
                                      rdma::page_policy_name(policy), size, run.options.depth);
       if (run.transport == rdma::TransportKind::verbs) name += fmt::format("/qps:{}", run.options.qps);
       harness::RdmaCase c{&links, policy, size, seed++};
-      benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& state) { harness::run_rdma_case(state, c); })
+      harness::register_case(name, [c](benchmark::State& state) { harness::run_rdma_case(state, c); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
       // The ceiling, side by side: this host's memcpy of the same messages between the same pages.
       const std::string ceiling = fmt::format("rdma/memcpy/pages:{}/size:{}", rdma::page_policy_name(policy), size);
-      benchmark::RegisterBenchmark(ceiling.c_str(), [c](benchmark::State& state) { harness::run_memcpy_case(state, c); })
+      harness::register_case(ceiling, [c](benchmark::State& state) { harness::run_memcpy_case(state, c); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
     }
@@ -144,7 +145,7 @@ int run(int argc, char** argv, const Flags& flags) {
 
 int main(int argc, char** argv) {
   if (auto status = harness::print_version_if_asked("bench_rdma", argc, argv)) return *status;
-  harness::initialize_benchmark(&argc, argv);
+  if (auto status = harness::initialize_benchmark("bench_rdma", argc, argv)) return *status;
   CLI::App app{"bench_rdma: one-sided write bandwidth per message size and page policy (4k, thp, hugetlb).\n"
                "Google Benchmark's --benchmark_* flags are accepted too."};
   Flags flags;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "repeated_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -108,14 +109,14 @@ void report_totals(benchmark::State& state, const CodecCase& config, std::uint64
   if (auto memcpy_rate = config.ceiling->median(key)) state.counters["vs_memcpy"] = rate / *memcpy_rate;
 }
 
-// Runs `step`, turning an exception into SkipWithError; returns whether it succeeded.
+// Runs `step`, turning an exception into skip_case; returns whether it succeeded.
 template <typename Step>
 bool guarded(benchmark::State& state, Step&& step) {
   try {
     step();
     return true;
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    skip_case(state, e.what());
     return false;
   }
 }

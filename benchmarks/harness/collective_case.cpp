@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "repeated_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/datasets/bf16.hpp"
 #include "wirezip/mpi/exchange.hpp"
@@ -113,7 +114,7 @@ std::optional<std::string> check_result(const CollectiveCase& c, const Layout& l
 void fail_case(benchmark::State& state, CollectiveRun& run, const std::string& why) {
   ++run.failed_cases;
   run.links.reset();
-  state.SkipWithError(why.c_str());
+  skip_case(state, why);
 }
 
 }  // namespace

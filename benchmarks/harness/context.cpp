@@ -10,6 +10,7 @@
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/flag.hpp"
 #include "version.hpp"
 
 namespace wirezip::harness {
@@ -110,6 +111,28 @@ void add_verbs_context(const std::string& device) {
     benchmark::AddCustomContext("rdma_device", std::string("none: ") + e.what());
     fmt::print(stderr, "verbs: {}\n", e.what());
   }
+}
+
+std::optional<int> initialize_benchmark(std::string_view name, int& argc, char** argv, bool report) {
+  constexpr std::string_view kRepetitions = "--benchmark_repetitions=";
+  constexpr std::uint64_t kMaxRepetitions = 1'000'000;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      if (arg.starts_with(kRepetitions))
+        flag::count("--benchmark_repetitions", arg.substr(kRepetitions.size()), 1, kMaxRepetitions);
+    }
+  } catch (const Error& e) {
+    if (report) fmt::print(stderr, "{}: {}\n", name, e.what());
+    return kExitUsage;
+  }
+  static char own_help[] = "-h", library_help[] = "--help";
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help") argv[i] = own_help;
+    else if (std::string_view(argv[i]) == "--help-benchmark") argv[i] = library_help;
+  }
+  benchmark::Initialize(&argc, argv);
+  return std::nullopt;
 }
 
 std::optional<int> parse_command_line(CLI::App& app, std::string_view name, int argc, char** argv) {

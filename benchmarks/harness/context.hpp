@@ -34,6 +34,13 @@ std::string read_kernel_choice(const std::string& path);
 constexpr int kExitCaseFailed = 1;
 constexpr int kExitUsage = 2;
 
+// benchmark::Initialize, after checking the values of its flags that it takes unchecked:
+// --benchmark_repetitions must be a whole number in [1, 1000000] (-1 ends in "vector::reserve").
+// The library answers --help with its own flags only, so --help becomes -h first (the binary's own
+// help, CLI11's) and --help-benchmark becomes --help (the library's).
+// Returns kExitUsage after one line "NAME: what" on stderr (when `report`) for a bad value.
+std::optional<int> initialize_benchmark(std::string_view name, int& argc, char** argv, bool report = true);
+
 // Parses the flags Google Benchmark left in argv. Returns the status to exit with when the binary
 // should stop here: 0 after --help, kExitUsage after one line "NAME: what" on stderr for anything
 // CLI11 refuses, for "--flag=" with nothing after the '=', and for a "--flag" that takes a value

@@ -16,6 +16,8 @@ namespace wirezip::harness {
 rdma::LinkOptions LinkFlags::options() const {
   if (qps <= 0 || qps > 64) fail("--qps must be in [1, 64]");
   if (timeout_ms <= 0 || idle_s <= 0 || max_timeout_ms <= 0) fail("--timeout-ms, --idle-s and --max-timeout-ms must be positive");
+  if (timeout_ms > kMaxTimeoutMs || max_timeout_ms > kMaxTimeoutMs || idle_s > kMaxTimeoutMs / 1000)
+    fail("--timeout-ms, --idle-s and --max-timeout-ms must be at most a day ({} ms)", kMaxTimeoutMs);
   rdma::LinkOptions options;
   options.qps = qps;
   options.device = device;

@@ -14,6 +14,10 @@
 
 namespace wirezip::harness {
 
+// The longest --timeout-ms, --max-timeout-ms and --idle-s any binary takes: a day. A longer wait is
+// a typo, and far larger counts overflow the clocks they are added to.
+constexpr long kMaxTimeoutMs = 86'400'000;
+
 struct LinkFlags {
   std::string transport;  // empty: verbs when a device exists, else the binary's fallback
   std::string device;

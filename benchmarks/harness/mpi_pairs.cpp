@@ -177,7 +177,8 @@ int run_mpi_pairs(std::string_view binary, const MpiPairFlags& flags, const Link
   if (flags.wait_s <= 0) fail("--mpi-wait-s must be positive");
   const collective::Pairing pairing = collective::parse_pairing(flags.pairing);
   const rdma::TransportKind kind = pair_transport(link);
-  mpi::Session session;
+  link.options();  // its timeouts bound MPI_Init: checked first
+  mpi::Session session(binary, std::chrono::milliseconds(link.timeout_ms));
   mpi::Watchdog watchdog(std::string(binary), session);
   Side side{session, watchdog, flags, link, kind, run_side, std::string(binary)};
   side.link.transport = std::string(rdma::transport_name(kind));

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <ostream>
 
 #include "context.hpp"
 #include "wirezip/codecs/entropy.hpp"
@@ -27,7 +27,7 @@ struct SafetensorsSpec {
 // safetensors:PATH[:tensors=REGEX], read as load_dataset reads it: the regex takes the rest.
 SafetensorsSpec parse_safetensors_spec(const std::string& spec) {
   constexpr std::string_view kPrefix = "safetensors:", kTensors = ":tensors=";
-  if (!spec.starts_with(kPrefix)) fail("--per-tensor: data set '{}' is not safetensors:PATH[:tensors=REGEX]", spec);
+  if (!spec.starts_with(kPrefix)) fail("--per-tensor: data set '{}' is not safetensors:PATH[:tensors=REGEX]", shown(spec));
   std::string rest = spec.substr(kPrefix.size());
   SafetensorsSpec out;
   if (const std::size_t at = rest.find(kTensors); at != std::string::npos) {
@@ -35,7 +35,7 @@ SafetensorsSpec parse_safetensors_spec(const std::string& spec) {
     rest.resize(at);
   }
   if (rest.empty() || rest.find(':') != std::string::npos)
-    fail("--per-tensor: data set '{}' is not safetensors:PATH[:tensors=REGEX]", spec);
+    fail("--per-tensor: data set '{}' is not safetensors:PATH[:tensors=REGEX]", shown(spec));
   out.path = rest;
   return out;
 }
@@ -60,28 +60,51 @@ std::uint64_t compressed_size(codecs::Codec& codec, std::span<const std::byte> t
   return total;
 }
 
-void add_records(const PerTensorConfig& config, const std::string& spec, json& out) {
+// One record a line behind the previous one; a stream that cannot be written ends the run now,
+// not after millions of records.
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::ostream& out) : out_(out) {}
+  void write(const json& record) {
+    out_ << (count_ ? ",\n" : "\n") << record.dump();
+    if (!out_) fail("--per-tensor-out: write failed after {} records", count_);
+    ++count_;
+  }
+  std::uint64_t count() const { return count_; }
+
+ private:
+  std::ostream& out_;
+  std::uint64_t count_ = 0;
+};
+
+// Writes the records of one data set; returns its context lines.
+json add_records(const PerTensorConfig& config, const std::string& spec, RecordWriter& writer) {
   const SafetensorsSpec where = parse_safetensors_spec(spec);
   datasets::SafetensorsSelection selection;
-  std::map<std::string, datasets::SafetensorsTensor> by_name;
+  datasets::SafetensorsHeader header;
   try {
     selection = datasets::read_safetensors_bf16(where.path, where.regex);
     const datasets::MappedFile file(where.path);
-    for (datasets::SafetensorsTensor& t : datasets::parse_safetensors_header(file.bytes()).tensors)
-      by_name.emplace(t.name, std::move(t));
+    header = datasets::parse_safetensors_header(file.bytes());
   } catch (const Error& e) {
-    fail("dataset '{}': {}", spec, e.what());
+    fail("dataset '{}': {}", shown(spec), e.what());
   }
-  out["context"]["dataset:" + spec] = fmt::format("safetensors {}: {} of {} tensors as bf16", where.path,
-                                                  selection.names.size(), selection.tensors_in_file);
-  out["context"]["dataset_sha256:" + spec] = datasets::sha256_hex(selection.bf16);
+  json context = {{"dataset:" + spec, fmt::format("safetensors {}: {} of {} tensors as bf16", where.path,
+                                                   selection.names.size(), selection.tensors_in_file)},
+                  {"dataset_sha256:" + spec, datasets::sha256_hex(selection.bf16)}};
 
   std::vector<std::unique_ptr<codecs::Codec>> codecs;
   for (const std::string& c : config.codecs) codecs.push_back(codecs::make_codec(c));
   std::vector<std::byte> frame, restored;
   std::size_t offset = 0;
+  // The selection is a subsequence of the header's tensors, both in file order: one cursor finds
+  // each selected tensor's shape.
+  auto next = header.tensors.begin();
   for (std::size_t i = 0; i < selection.names.size(); ++i) {
-    const datasets::SafetensorsTensor& tensor = by_name.at(selection.names[i]);
+    next = std::find_if(next, header.tensors.end(),
+                        [&](const datasets::SafetensorsTensor& t) { return t.name == selection.names[i]; });
+    if (next == header.tensors.end()) fail("dataset '{}': tensor '{}' is not in the header", spec, selection.names[i]);
+    const datasets::SafetensorsTensor& tensor = *next++;
     std::uint64_t elements = 1;
     for (std::uint64_t d : tensor.shape) elements = checked_mul(elements, d, "tensor elements");
     const std::size_t bytes = checked_mul(elements, 2, "tensor bytes");
@@ -101,11 +124,12 @@ void add_records(const PerTensorConfig& config, const std::string& spec, json& o
             {"compressed_bytes", size},
             {"ratio", size ? json(static_cast<double>(bytes) / static_cast<double>(size)) : json(nullptr)}};
       }
-      out["tensors"].push_back(std::move(record));
+      writer.write(record);
     }
   }
   if (offset != selection.bf16.size())
     fail("dataset '{}': the tensors' shapes cover {} of the {} converted bytes", spec, offset, selection.bf16.size());
+  return context;
 }
 
 }  // namespace
@@ -114,13 +138,17 @@ void check_per_tensor_datasets(const std::vector<std::string>& datasets) {
   for (const std::string& spec : datasets) parse_safetensors_spec(spec);
 }
 
-json per_tensor_records(const PerTensorConfig& config) {
-  json out = {{"context", json::object()}, {"tensors", json::array()}};
-  for (const auto& [key, value] : host_facts()) out["context"][key] = value;
-  out["context"]["codecs"] = config.codecs;
-  out["context"]["chunks"] = config.chunks;
-  for (const std::string& spec : config.datasets) add_records(config, spec, out);
-  return out;
+std::uint64_t write_per_tensor_records(const PerTensorConfig& config, const json& context, std::ostream& out) {
+  json all = context;
+  for (const auto& [key, value] : host_facts()) all[key] = value;
+  all["codecs"] = config.codecs;
+  all["chunks"] = config.chunks;
+  out << "{\"tensors\": [";
+  RecordWriter writer(out);
+  for (const std::string& spec : config.datasets) all.update(add_records(config, spec, writer));
+  out << "\n],\n\"context\": " << all.dump(1) << "}\n";
+  if (!out.flush()) fail("--per-tensor-out: write failed after {} records", writer.count());
+  return writer.count();
 }
 
 }  // namespace wirezip::harness

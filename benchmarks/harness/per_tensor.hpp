@@ -5,12 +5,15 @@
 // No timing: whole-checkpoint throughput is what the timed cases measure.
 //
 // The JSON (docs/METRICS.md, "Per-tensor records"):
-//   {"context": {host facts, argv, dataset:SPEC, dataset_sha256:SPEC},
-//    "tensors": [{"dataset", "name", "dtype", "shape", "elements", "bf16_bytes", "chunk",
+//   {"tensors": [{"dataset", "name", "dtype", "shape", "elements", "bf16_bytes", "chunk",
 //                 "entropy_bound_ratio", "entropy_bound_ratio_bytes",
-//                 "codecs": {SPEC: {"compressed_bytes", "ratio"}}}, ...]}
+//                 "codecs": {SPEC: {"compressed_bytes", "ratio"}}}, ...],
+//    "context": {host facts, argv, dataset:SPEC, dataset_sha256:SPEC}}
 // A bound is null where it is infinite (a constant tensor); a ratio is null for an empty tensor.
+// Records are written one a line as they are made, so memory does not grow with the tensor count;
+// the context comes last because the data sets' lines in it are known only once each is read.
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,8 +30,9 @@ struct PerTensorConfig {
 // Throws wirezip::Error naming a data set that is not a safetensors spec; call before any work.
 void check_per_tensor_datasets(const std::vector<std::string>& datasets);
 
-// The records of every tensor; throws wirezip::Error on a bad file or a round trip that does not
-// restore its tensor.
-nlohmann::json per_tensor_records(const PerTensorConfig& config);
+// Writes the records of every tensor to `out`, then the context with `context` added; returns how
+// many records it wrote. Throws wirezip::Error on a bad file or a round trip that does not restore
+// its tensor, and when `out` cannot be written.
+std::uint64_t write_per_tensor_records(const PerTensorConfig& config, const nlohmann::json& context, std::ostream& out);
 
 }  // namespace wirezip::harness

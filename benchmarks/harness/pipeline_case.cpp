@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "repeated_case.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -88,7 +89,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
     pipeline::start_case(*sender, data.size(), c.config);
     if (c.config.mode != pipeline::Mode::raw) stages = pipeline::measure_stages(*sender, data, c.config);
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    skip_case(state, e.what());
     c.links->drop();
     return;
   }
@@ -107,7 +108,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
       decompress_busy += r.decompress_busy * r.seconds;
       wire_bytes = r.wire_bytes;
     } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
+      skip_case(state, e.what());
       break;
     }
   }
@@ -119,7 +120,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
     if (!std::equal(destination.begin(), destination.end(), data.begin()))
       fail("verification: the receiver's destination differs from the source after the last run");
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    skip_case(state, e.what());
     return c.links->drop();
   }
 

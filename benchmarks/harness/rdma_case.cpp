@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "repeated_case.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -105,7 +106,7 @@ void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
     fill_pattern(sender->buffer().bytes().first(walk->slots() * config.message_bytes), config.seed,
                  config.runs->fetch_add(1));
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    skip_case(state, e.what());
     return;
   }
 
@@ -122,7 +123,7 @@ void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
       state.SetIterationTime(elapsed);
       seconds += elapsed;
     } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
+      skip_case(state, e.what());
       break;
     }
   }
@@ -135,7 +136,7 @@ void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
     if (!std::equal(remote.begin(), remote.end(), local.begin()))
       fail("verification: the peer's buffer differs from what was written (first {} bytes)", remote.size());
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    skip_case(state, e.what());
     return;
   }
 
@@ -165,7 +166,7 @@ void run_memcpy_case(benchmark::State& state, const RdmaCase& config) {
     fill_pattern(buffers->first.bytes().first(walk->slots() * config.message_bytes), config.seed,
                  config.runs->fetch_add(1));
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    skip_case(state, e.what());
     return;
   }
   std::byte* from = buffers->first.bytes().data();
@@ -180,7 +181,7 @@ void run_memcpy_case(benchmark::State& state, const RdmaCase& config) {
     state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
   }
   if (std::memcmp(to, from, walk->written_bytes()) != 0)
-    return state.SkipWithError("verification: memcpy copy differs");
+    return skip_case(state, "verification: memcpy copy differs");
   const double messages = static_cast<double>(state.iterations()) * static_cast<double>(batch);
   state.SetBytesProcessed(static_cast<std::int64_t>(messages * static_cast<double>(config.message_bytes)));
   state.counters["msg_rate"] = benchmark::Counter(messages, benchmark::Counter::kIsRate);

@@ -1,6 +1,5 @@
 #include "version.hpp"
 
-#include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <cstring>
@@ -52,15 +51,6 @@ std::optional<int> print_version_if_asked(std::string_view name, int argc, char*
     return 0;
   }
   return std::nullopt;
-}
-
-void initialize_benchmark(int* argc, char** argv) {
-  static char own_help[] = "-h", library_help[] = "--help";
-  for (int i = 1; i < *argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0) argv[i] = own_help;
-    else if (std::strcmp(argv[i], "--help-benchmark") == 0) argv[i] = library_help;
-  }
-  benchmark::Initialize(argc, argv);
 }
 
 void add_help_footer(CLI::App& app, std::string_view example) {

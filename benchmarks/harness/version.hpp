@@ -1,7 +1,7 @@
 #pragma once
 // What `--version` prints and every JSON context records about the build: suite version, git sha
 // (with -dirty), build type, compiler, the SIMD paths compiled in, the codec libraries' versions.
-// And the two steps every binary takes on its command line before its own flags are parsed.
+// And the --help footer every binary shares.
 #include <CLI/CLI.hpp>
 
 #include <map>
@@ -17,11 +17,6 @@ std::map<std::string, std::string> build_facts();
 // With --version anywhere in argv: prints "NAME wirezip VERSION" and then build_facts() as
 // "key: value" lines, and returns 0 (the status to exit with). nullopt otherwise.
 std::optional<int> print_version_if_asked(std::string_view name, int argc, char** argv);
-
-// Google Benchmark's Initialize answers --help with its own flags only. Before it runs, --help
-// becomes -h (the binary's own help, CLI11's) and --help-benchmark becomes --help (the library's).
-// Then calls benchmark::Initialize.
-void initialize_benchmark(int* argc, char** argv);
 
 // The footer of every binary's --help: where Google Benchmark's flags are, and the exit statuses.
 void add_help_footer(CLI::App& app, std::string_view example);

@@ -114,9 +114,9 @@ Dataset load_dataset(std::string_view spec) {
     else
       fail("unknown source '{}' (valid: {})", source, kValidForms);
   } catch (const Error& error) {
-    fail("dataset '{}': {}", spec, error.what());
+    fail("dataset '{}': {}", shown(spec), error.what());
   } catch (const std::bad_alloc&) {
-    fail("dataset '{}': out of memory", spec);
+    fail("dataset '{}': out of memory", shown(spec));
   }
   dataset.spec = std::string(spec);
   dataset.element_width = 2;

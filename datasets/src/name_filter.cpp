@@ -16,8 +16,8 @@ std::vector<std::size_t> matching_names(const std::vector<std::string>& names, c
   options.set_log_errors(false);  // the error goes into our exception, not onto stderr
   RE2 regex(pattern, options);
   if (!regex.ok()) {
-    constexpr std::size_t kShown = 200;  // a pattern can be long: enough of it to recognise
-    fail("bad tensor regex '{}{}': {}", pattern.substr(0, kShown), pattern.size() > kShown ? "..." : "", regex.error());
+    // RE2's reason quotes the part of the pattern it stopped at: shortened as the pattern is.
+    fail("bad tensor regex '{}': {}", shown(pattern), shown(regex.error()));
   }
   std::vector<std::size_t> matches;
   for (std::size_t i = 0; i < names.size(); ++i)

@@ -103,7 +103,9 @@ class Collectives(unittest.TestCase):
     def test_bad_flags_are_one_line(self):
         for args, expect in [(["--sizes=1MiB:4KiB:x2"], "--sizes"), (["--codecs=lz5"], "valid forms"),
                              (["--ops=all_to_all"], "unknown collective"), (["--transport=verbs"], "--transport=verbs"),
-                             (["--transport=mem"], "expected mpi or tcp"), (["--bind=127.0.0.1"], "--bind")]:
+                             (["--transport=mem"], "expected mpi or tcp"), (["--bind=127.0.0.1"], "--bind"),
+                             (["--timeout-ms=9223372036854775807"], "at most a day"),
+                             (["--benchmark_repetitions=-1"], "--benchmark_repetitions: '-1'")]:
             result = subprocess.run(mpirun(2, binary("bench_collective"), *args), capture_output=True, text=True,
                                     timeout=60, env=ENV)
             self.assertNotEqual(result.returncode, 0)
@@ -137,6 +139,27 @@ class Collectives(unittest.TestCase):
                 job.wait()
             for pid in rank_pids(token, 0) + rank_pids(token, 1) + rank_pids(token, 2):
                 os.kill(pid, signal.SIGKILL)
+
+    def test_a_rank_that_never_reaches_mpi_init_ends_the_job_within_the_timeout(self):
+        # Rank 1 stops itself before it starts bench_collective: rank 0 waits inside MPI_Init for it.
+        token = uuid.uuid4().hex
+        env = dict(ENV, WIREZIP_TEST_TOKEN=token)
+        command = [MPIRUN, "--oversubscribe", "-x", "WIREZIP_TEST_TOKEN", "-np", "1", binary("bench_collective"),
+                   "--timeout-ms=2000", ":", "-np", "1", "sh", "-c", 'kill -STOP $$; exec "$0" "$@"',
+                   binary("bench_collective"), "--timeout-ms=2000"]
+        start = time.monotonic()
+        job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            _, err = job.communicate(timeout=60)
+        finally:
+            if job.poll() is None:
+                job.kill()
+                job.wait()
+            for pid in rank_pids(token, 0) + rank_pids(token, 1):
+                os.kill(pid, signal.SIGKILL)
+        self.assertNotEqual(job.returncode, 0)
+        self.assertLess(time.monotonic() - start, 30)
+        self.assertRegex(err, r"bench_collective: process \d+ on \S+: MPI_Init did not finish within 2000 ms")
 
     def test_a_killed_rank_ends_the_job_with_an_error(self):
         status, err, seconds = self.fault(signal.SIGKILL)

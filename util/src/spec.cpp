@@ -17,7 +17,7 @@ std::vector<std::string> split(std::string_view text, char separator) {
     start = end + 1;
   }
   for (const std::string& item : items)
-    if (item.empty()) fail("empty item in '{}' (separator '{}')", text, separator);
+    if (item.empty()) fail("empty item in '{}' (separator '{}')", shown(text), separator);
   return items;
 }
 

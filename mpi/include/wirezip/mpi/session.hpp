@@ -19,9 +19,13 @@ void check(int rc, std::string_view what);
 // MPI_Init_thread on construction (MPI_THREAD_MULTIPLE, so the watchdog may abort while the main
 // thread waits inside MPI), MPI_Finalize on destruction. MPI_COMM_WORLD returns errors instead of
 // aborting, so each failure is reported with the operation that failed.
+// MPI_Init waits for every rank of the job; one that never gets there (stopped, or never started)
+// would hold this one forever. Past `init_bound` this process prints "<program>: MPI_Init did not
+// finish within N ms ..." and exits with status 3 (MPI_Abort needs an initialised MPI), which ends
+// the job: the launcher stops every rank when one exits without MPI_Finalize.
 class Session {
  public:
-  Session();
+  Session(std::string_view program, std::chrono::milliseconds init_bound);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session();

@@ -15,6 +15,10 @@ constexpr std::uint64_t kNoMaximum = std::numeric_limits<std::uint64_t>::max();
 
 // "a,b,c"; an empty list or an empty item is an error.
 std::vector<std::string> list(std::string_view flag, std::string_view text);
+// A list of specs that may hold a regex (--datasets=safetensors:PATH:tensors=REGEX,...): a comma
+// inside (), [] or {}, or escaped as "\,", does not end an item ("\," stays in it: RE2 reads it
+// as a comma). Otherwise as list().
+std::vector<std::string> spec_list(std::string_view flag, std::string_view text);
 
 // A whole number in [min, max], decimal digits only (no sign, no unit).
 std::uint64_t count(std::string_view flag, std::string_view text, std::uint64_t min, std::uint64_t max);
