@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <set>
 
 #include "wirezip/codecs/registry.hpp"
 
@@ -54,6 +55,16 @@ std::optional<int> print_version_if_asked(std::string_view name, int argc, char*
 }
 
 void add_help_footer(CLI::App& app, std::string_view example) {
+  static const std::set<std::string> where{
+      "--transport", "--device", "--qps", "--timeout-ms", "--serve", "--port", "--bind", "--idle-s", "--max-buffer",
+      "--allow-pages", "--max-timeout-ms", "--secret-file", "--peer", "--mpi", "--pairing", "--one-pair-at-a-time",
+      "--mpi-wait-s", "--cpus", "--decoder"};
+  static const std::set<std::string> output{"--per-tensor-out", "--list-codecs", "--list-devices"};
+  for (CLI::Option* option : app.get_options()) {
+    const std::string name = option->get_name();
+    if (name == "--help" || name == "-h") continue;
+    option->group(where.contains(name) ? "Where" : output.contains(name) ? "Output" : "What to measure");
+  }
   app.footer(fmt::format(
       "Example:\n  {}\n\n"
       "Google Benchmark's own flags (--benchmark_filter, --benchmark_repetitions, --benchmark_out, ...) are\n"

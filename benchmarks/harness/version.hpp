@@ -18,7 +18,9 @@ std::map<std::string, std::string> build_facts();
 // "key: value" lines, and returns 0 (the status to exit with). nullopt otherwise.
 std::optional<int> print_version_if_asked(std::string_view name, int argc, char** argv);
 
-// The footer of every binary's --help: where Google Benchmark's flags are, and the exit statuses.
+// Sorts the options added so far into "What to measure", "Where" (links, peers, CPUs) and "Output",
+// and adds the footer of every binary's --help: one example, where Google Benchmark's flags are,
+// the exit statuses. Called once all options are added.
 void add_help_footer(CLI::App& app, std::string_view example);
 
 }  // namespace wirezip::harness
