@@ -1,13 +1,14 @@
 #pragma once
-// Internal: the session handshake every two-process link runs once it is up, before any case:
-// the passive side challenges, the active side answers, the passive side accepts and tells the
-// active side about its host. With a shared secret (--secret-file) both sides prove they hold it:
-// HMAC-SHA256 (OpenSSL) over both nonces and the set-up bytes, compared in constant time, so a
-// replayed answer fails against a fresh nonce. Without one the messages still run (and say that
-// nobody is authenticated), so both kinds of peer meet the same protocol.
+// Internal: the session handshake every two-process link runs before any case: the passive side
+// challenges, the active side answers, the passive side accepts and tells the active side about
+// its host. With a shared secret (--secret-file) both sides prove they hold it: HMAC-SHA256
+// (OpenSSL) over both nonces and the set-up bytes, compared in constant time, so a replayed answer
+// fails against a fresh nonce. Without one the messages still run (and say that nobody is
+// authenticated), so both kinds of peer meet the same protocol.
 //
-// The messages are writes with an immediate into the peer's buffer at offset 0, the one place
-// both sides know before any case; each is at most kMaxMessage bytes (link buffers are at least
+// Over tcp the messages are plain bytes inside link set-up, before the link exists
+// (tcp_setup.hpp). Over verbs they are writes with an immediate into the peer's buffer at offset
+// 0, once every QP is connected; each is at most kMaxMessage bytes (link buffers are at least
 // kMinLinkBuffer). Immediates here have their top three bits zero: the pipeline's are never zero
 // there. The decoders below are this layer's trust boundary; docs/PROTOCOL.md has the layouts.
 #include <array>
