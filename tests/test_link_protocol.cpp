@@ -2,10 +2,13 @@
 // receiving side's limits, refusals that say why, and mutual authentication over tcp loopback.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "error_of.hpp"
 #include "wirezip/rdma/transport.hpp"
@@ -13,6 +16,7 @@
 #include "../rdma/src/protocol.hpp"
 #include "../rdma/src/session.hpp"
 #include "../rdma/src/tcp_frames.hpp"
+#include "../rdma/src/tcp_socket.hpp"
 
 namespace wirezip::rdma {
 namespace {
@@ -122,6 +126,32 @@ TEST(Secret, FileMustBePrivateAndNonEmpty) {
   EXPECT_NE(error_of([&] { load_secret("/nonexistent/secret"); }).find("No such file"), std::string::npos);
 }
 
+TEST(Secret, LongerThanTheLimitIsRefusedNotCut) {
+  const std::string limit(4096, 's');
+  EXPECT_EQ(load_secret(secret_file("wz-secret-4096", limit)), limit);  // 4096 bytes and a newline
+  // Two files that share their first 4096 bytes must not both load (they would authenticate each other).
+  const std::string error = error_of([&] { load_secret(secret_file("wz-secret-4097", limit + "x")); });
+  EXPECT_NE(error.find("4098 bytes, over the 4096-byte limit"), std::string::npos) << error;
+}
+
+TEST(Secret, FifoIsRefusedWithoutBlocking) {
+  const std::string path = ::testing::TempDir() + "wz-secret-fifo";
+  ::unlink(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  EXPECT_NE(error_of([&] { load_secret(path); }).find("not a regular file"), std::string::npos);
+  ::unlink(path.c_str());
+}
+
+TEST(Secret, EnvironmentSetButEmptyIsAnError) {
+  ::setenv("WIREZIP_SECRET_FILE", "", 1);
+  EXPECT_NE(error_of([] { secret_file_path(""); }).find("WIREZIP_SECRET_FILE is set but empty"), std::string::npos);
+  EXPECT_EQ(secret_file_path("/given"), "/given");  // the flag wins
+  ::setenv("WIREZIP_SECRET_FILE", "/from/env", 1);
+  EXPECT_EQ(secret_file_path(""), "/from/env");
+  ::unsetenv("WIREZIP_SECRET_FILE");
+  EXPECT_EQ(secret_file_path(""), "");
+}
+
 LinkOptions link_options(const std::string& secret) {
   LinkOptions options;
   options.buffer_bytes = 64 << 10;
@@ -182,14 +212,14 @@ TEST(Authentication, AProofIsBoundToBothNoncesAndTheSetUp) {
   const std::array<std::byte, 32> welcome{};
   const session::Nonce a{std::byte{1}}, b{std::byte{2}};
   const session::Transcript transcript{hello, welcome};
-  const auto mac = session::proof("k", "wirezip-v2 client", a, b, transcript);
-  EXPECT_EQ(mac, session::proof("k", "wirezip-v2 client", a, b, transcript));
-  EXPECT_NE(mac, session::proof("k", "wirezip-v2 client", b, b, transcript));  // a fresh challenge
-  EXPECT_NE(mac, session::proof("k", "wirezip-v2 server", a, b, transcript));  // the other role
-  EXPECT_NE(mac, session::proof("K", "wirezip-v2 client", a, b, transcript));
+  const auto mac = session::proof("k", "wirezip-v3 client", a, b, transcript);
+  EXPECT_EQ(mac, session::proof("k", "wirezip-v3 client", a, b, transcript));
+  EXPECT_NE(mac, session::proof("k", "wirezip-v3 client", b, b, transcript));  // a fresh challenge
+  EXPECT_NE(mac, session::proof("k", "wirezip-v3 server", a, b, transcript));  // the other role
+  EXPECT_NE(mac, session::proof("K", "wirezip-v3 client", a, b, transcript));
   std::array<std::byte, 24> other_hello{};
   other_hello[4] = std::byte{1};
-  EXPECT_NE(mac, session::proof("k", "wirezip-v2 client", a, b, {other_hello, welcome}));
+  EXPECT_NE(mac, session::proof("k", "wirezip-v3 client", a, b, {other_hello, welcome}));
 }
 
 TEST(Quit, WithASecretOnlyAnAuthenticatedPeerStopsTheServer) {
@@ -201,6 +231,36 @@ TEST(Quit, WithASecretOnlyAnAuthenticatedPeerStopsTheServer) {
   intruder.join();
   std::jthread owner([&] { send_quit(TransportKind::tcp, link_options("s3cret"), "127.0.0.1", listener->port()); });
   EXPECT_EQ(listener->accept(3000ms), nullptr);
+}
+
+// What a ring listener (bench_collective --transport=tcp) meets when a local process connects
+// first: a silent stranger and one without the job's secret must not keep the real neighbour out.
+// The deadline is long (60 s) so that "still pending" below cannot depend on the machine's speed.
+TEST(PendingSetUps, StrangersDoNotKeepTheRealPeerOut) {
+  LinkOptions server = link_options("job-secret");
+  server.timeout = 60000ms;
+  auto listener = listen(TransportKind::tcp, server, "127.0.0.1", 0);
+  std::unique_ptr<Endpoint> accepted;
+  std::vector<std::string> strangers;
+  std::jthread ring_accept([&] {  // as the ring's accept does: a PeerError is a stranger, wait on
+    while (!accepted) {
+      try {
+        if (!(accepted = listener->accept(60000ms))) return;
+      } catch (const PeerError& e) {
+        strangers.push_back(e.what());
+      }
+    }
+  });
+  const tcp::Socket silent = tcp::connect_to("127.0.0.1", listener->port(), 2000ms);
+  EXPECT_THROW(connect(TransportKind::tcp, link_options("wrong"), "127.0.0.1", listener->port()), Error);
+  auto neighbour = connect(TransportKind::tcp, link_options("job-secret"), "127.0.0.1", listener->port());
+  ring_accept.join();
+  ASSERT_NE(accepted, nullptr);
+  ASSERT_EQ(strangers.size(), 1u);
+  EXPECT_NE(strangers[0].find("authentication failed"), std::string::npos) << strangers[0];
+  EXPECT_FALSE(tcp::wait_readable(silent, 0ms)) << "the silent stranger was answered or dropped first";
+  neighbour->post_write(0, 0, 16, 7);  // and the link works
+  EXPECT_EQ(accepted->wait_arrival().imm, 7u);
 }
 
 }  // namespace

@@ -31,9 +31,7 @@ rdma::LinkOptions LinkFlags::options() const {
       case rdma::PagePolicy::hugetlb: options.limits.allow_hugetlb = true; break;
     }
   }
-  const char* from_env = std::getenv("WIREZIP_SECRET_FILE");
-  const std::string path = !secret_file.empty() ? secret_file : (from_env ? from_env : "");
-  if (!path.empty()) options.secret = rdma::load_secret(path);
+  if (const std::string path = rdma::secret_file_path(secret_file); !path.empty()) options.secret = rdma::load_secret(path);
   options.context = host_facts();
   return options;
 }
@@ -56,7 +54,7 @@ void announce_listening(std::string_view binary, rdma::TransportKind kind, const
   // "serving T on port N" is what scripts wait for; "listening on ADDR:PORT" says where.
   fmt::print("{}: serving {} on port {}, listening on {}:{}\n", binary, rdma::transport_name(kind), port,
              flags.bind.empty() ? "0.0.0.0" : flags.bind, port);
-  if (flags.secret_file.empty() && !std::getenv("WIREZIP_SECRET_FILE"))
+  if (rdma::secret_file_path(flags.secret_file).empty())
     fmt::print("{}: no --secret-file: anyone who can reach this port can run cases and stop this server\n", binary);
   std::fflush(stdout);
   if (flags.on_listening) flags.on_listening(port);

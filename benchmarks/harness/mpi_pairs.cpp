@@ -189,7 +189,7 @@ int run_mpi_pairs(std::string_view binary, const MpiPairFlags& flags, const Link
     auto guard = watchdog.guard("meeting the other ranks", side.link_timeout());
     hosts = mpi::all_gather_strings(MPI_COMM_WORLD, session.hostname());
     // A secret the user gave wins; otherwise the job makes its own.
-    const bool given = !link.secret_file.empty() || std::getenv("WIREZIP_SECRET_FILE");
+    const bool given = !rdma::secret_file_path(link.secret_file).empty();
     int make = given ? 0 : 1, all = 0;
     mpi::check(MPI_Allreduce(&make, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce(secret)");
     if (all) {

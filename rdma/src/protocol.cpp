@@ -8,17 +8,27 @@
 namespace wirezip::rdma::protocol {
 namespace {
 
-// Version 2 ("...2"): set-up is followed by the session handshake (session.hpp).
-constexpr std::uint32_t kHelloMagic = 0x325a5748;    // "HWZ2"
-constexpr std::uint32_t kWelcomeMagic = 0x325a5757;  // "WWZ2"
-constexpr std::uint32_t kRefusalMagic = 0x325a5752;  // "RWZ2"
+// Version 3 ("...3"): over tcp the passive side authenticates the active one before it looks at
+// the hello's request (section 1 of docs/PROTOCOL.md).
+constexpr std::uint32_t kHelloMagic = 0x335a5748;    // "HWZ3"
+constexpr std::uint32_t kWelcomeMagic = 0x335a5757;  // "WWZ3"
+constexpr std::uint32_t kRefusalMagic = 0x335a5752;  // "RWZ3"
+constexpr std::uint32_t kVersionByte = 0xffu << 24;
+
+// The protocol version a wirezip magic of any version names ('1'..'9' in its top byte), or 0.
+unsigned version_of(std::uint32_t got, std::uint32_t magic) {
+  const unsigned digit = got >> 24;
+  return (got & ~kVersionByte) == (magic & ~kVersionByte) && digit >= '1' && digit <= '9' ? digit - '0' : 0;
+}
 
 void check_magic(std::span<const std::byte> in, std::size_t size, std::uint32_t magic, const char* what) {
   if (in.size() < size) fail("{}: {} bytes, expected {}", what, in.size(), size);
   const auto got = load_le<std::uint32_t>(in, 0);
-  if (got == (magic & 0x00ffffffu) + (0x31u << 24))
-    fail("{}: the peer speaks wirezip protocol 1; run the same wirezip version on both hosts", what);
-  if (got != magic) fail("{}: magic {:#010x} is not wirezip's (is the peer a wirezip endpoint?)", what, got);
+  if (got == magic) return;
+  if (const unsigned version = version_of(got, magic))
+    fail("{}: the peer speaks wirezip protocol {}, this side {}; run the same wirezip version on both hosts", what,
+         version, kVersion);
+  fail("{}: magic {:#010x} is not wirezip's (is the peer a wirezip endpoint?)", what, got);
 }
 
 }  // namespace
@@ -33,8 +43,14 @@ std::array<std::byte, kHelloSize> encode(const Hello& hello) {
   return out;
 }
 
+void check_hello_version(std::span<const std::byte> in) { check_magic(in, kHelloSize, kHelloMagic, "hello"); }
+
+unsigned hello_version(std::span<const std::byte> in) {
+  return in.size() >= 4 ? version_of(load_le<std::uint32_t>(in, 0), kHelloMagic) : 0;
+}
+
 Hello decode_hello(std::span<const std::byte> in, const ServerLimits& limits) {
-  check_magic(in, kHelloSize, kHelloMagic, "hello");
+  check_hello_version(in);
   Hello hello;
   hello.buffer_bytes = load_le<std::uint64_t>(in, 4);
   if (hello.buffer_bytes < kMinLinkBuffer || hello.buffer_bytes > limits.max_buffer)
@@ -91,10 +107,12 @@ Welcome decode_peer_buffer(std::span<const std::byte> in, const ServerLimits& li
   return peer;
 }
 
-std::array<std::byte, kRefusalSize> encode_refusal(std::string_view reason) {
+std::array<std::byte, kRefusalSize> encode_refusal(std::string_view reason, unsigned version) {
   std::array<std::byte, kRefusalSize> out{};
   const std::size_t length = std::min(reason.size(), kRefusalText);
-  store_le<std::uint32_t>(out, 0, kRefusalMagic);
+  // Another version's peer reads a refusal in its own version's magic: it prints the reason.
+  const unsigned digit = version >= 1 && version <= 9 ? '0' + version : '0' + kVersion;
+  store_le<std::uint32_t>(out, 0, (kRefusalMagic & ~kVersionByte) | (digit << 24));
   store_le<std::uint32_t>(out, 4, static_cast<std::uint32_t>(length));
   std::transform(reason.begin(), reason.begin() + static_cast<std::ptrdiff_t>(length), out.begin() + 8,
                  [](char c) { return static_cast<std::byte>(c); });
@@ -102,7 +120,7 @@ std::array<std::byte, kRefusalSize> encode_refusal(std::string_view reason) {
 }
 
 bool is_refusal(std::span<const std::byte> in) {
-  return in.size() >= 8 && load_le<std::uint32_t>(in, 0) == kRefusalMagic;
+  return in.size() >= 8 && version_of(load_le<std::uint32_t>(in, 0), kRefusalMagic) != 0;
 }
 
 std::string decode_refusal(std::span<const std::byte> in) {
@@ -114,6 +132,8 @@ std::string decode_refusal(std::span<const std::byte> in) {
     const auto c = static_cast<char>(in[8 + i]);
     text += (c >= 0x20 && c < 0x7f) ? c : '?';  // never echo control bytes from a peer
   }
+  if (const unsigned version = version_of(load_le<std::uint32_t>(in, 0), kRefusalMagic); version != kVersion)
+    text += fmt::format(" (the peer speaks wirezip protocol {}, this side {})", version, kVersion);
   return text;
 }
 

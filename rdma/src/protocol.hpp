@@ -16,6 +16,8 @@
 
 namespace wirezip::rdma::protocol {
 
+inline constexpr unsigned kVersion = 3;  // the digit that ends every magic of this layer
+
 // Active -> passive: the buffer the peer should allocate, or "quit".
 struct Hello {
   std::uint64_t buffer_bytes = 0;
@@ -28,6 +30,11 @@ std::array<std::byte, kHelloSize> encode(const Hello& hello);
 // The passive side's parser: buffer in [kMinLinkBuffer, limits.max_buffer], depth in [1, kMaxDepth],
 // an allowed page policy, quit 0 or 1.
 Hello decode_hello(std::span<const std::byte> bytes, const ServerLimits& limits);
+// The magic alone: what a passive side checks before the peer authenticated (it learns no limit
+// from the answer). Names the peer's protocol version when only that differs.
+void check_hello_version(std::span<const std::byte> bytes);
+// The protocol version of a hello's magic (1..9), 0 when it is no wirezip hello.
+unsigned hello_version(std::span<const std::byte> bytes);
 
 // Passive -> active: what it allocated, where (verbs: address and rkey), and its backing.
 struct Welcome {
@@ -50,7 +57,9 @@ Welcome decode_peer_buffer(std::span<const std::byte> bytes, const ServerLimits&
 // only as long as its text.
 inline constexpr std::size_t kRefusalText = 120;
 inline constexpr std::size_t kRefusalSize = 8 + kRefusalText;
-std::array<std::byte, kRefusalSize> encode_refusal(std::string_view reason);
+// `version`: the magic's, so that a peer of another version (its hello said which) reads the reason.
+std::array<std::byte, kRefusalSize> encode_refusal(std::string_view reason, unsigned version = kVersion);
+// A refusal of any protocol version; decode_refusal adds which when it is not this one.
 bool is_refusal(std::span<const std::byte> bytes);
 std::string decode_refusal(std::span<const std::byte> bytes);
 

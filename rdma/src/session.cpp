@@ -1,15 +1,11 @@
 #include "session.hpp"
 
-#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +14,14 @@
 #include "wirezip/util/little_endian.hpp"
 
 namespace wirezip::rdma::session {
+
+Nonce random_nonce() {
+  Nonce nonce;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(nonce.data()), static_cast<int>(nonce.size())) != 1)
+    fail("RAND_bytes: no randomness for the handshake nonce");
+  return nonce;
+}
+
 namespace {
 
 constexpr std::uint32_t kChallengeMagic = 0x4c414843;  // "CHAL"
@@ -25,6 +29,7 @@ constexpr std::uint32_t kResponseMagic = 0x50534552;   // "RESP"
 constexpr std::uint32_t kAcceptMagic = 0x54504341;     // "ACPT"
 constexpr std::uint32_t kHasMac = 1;
 constexpr std::size_t kMaxContextEntries = 64, kMaxKey = 64, kMaxValue = 256;
+constexpr std::string_view kClientRole = "wirezip-v3 client", kServerRole = "wirezip-v3 server";
 
 void check_header(std::span<const std::byte> in, std::size_t min_size, std::uint32_t magic, const char* what) {
   if (in.size() < min_size) fail("{}: {} bytes, expected at least {}", what, in.size(), min_size);
@@ -49,13 +54,6 @@ std::array<std::byte, N> get(std::span<const std::byte> in, std::size_t at) {
 }
 
 bool key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-'; }
-
-Nonce random_nonce() {
-  Nonce nonce;
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(nonce.data()), static_cast<int>(nonce.size())) != 1)
-    fail("RAND_bytes: no randomness for the handshake nonce");
-  return nonce;
-}
 
 bool same(const Mac& a, const Mac& b) { return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0; }
 
@@ -128,22 +126,29 @@ std::vector<std::byte> encode(const Accept& a) {
     used += entry;
   }
   const std::string json = context.dump();
-  std::vector<std::byte> out(44 + json.size());
+  std::vector<std::byte> out(kAcceptHeaderSize + json.size());
   store_le<std::uint32_t>(out, 0, kAcceptMagic);
   store_le<std::uint32_t>(out, 4, a.has_mac ? kHasMac : 0);
   put(out, 8, a.mac);
   store_le<std::uint32_t>(out, 40, static_cast<std::uint32_t>(json.size()));
-  std::memcpy(out.data() + 44, json.data(), json.size());
+  std::memcpy(out.data() + kAcceptHeaderSize, json.data(), json.size());
   return out;
 }
 
-Accept decode_accept(std::span<const std::byte> in) {
-  check_header(in, 44, kAcceptMagic, "accept");
-  Accept accept{.has_mac = (flags_of(in, "accept") & kHasMac) != 0, .mac = get<32>(in, 8), .context = {}};
+std::size_t accept_context_length(std::span<const std::byte> in) {
+  check_header(in, kAcceptHeaderSize, kAcceptMagic, "accept");
+  flags_of(in, "accept");
   const auto length = load_le<std::uint32_t>(in, 40);
-  if (length > kMaxContext || length > in.size() - 44)
-    fail("accept.context_length = {} is over the {} bytes there are (at most {})", length, in.size() - 44, kMaxContext);
-  accept.context = decode_context(in.subspan(44, length));
+  if (length > kMaxContext) fail("accept.context_length = {} is over {}", length, kMaxContext);
+  return length;
+}
+
+Accept decode_accept(std::span<const std::byte> in) {
+  const std::size_t length = accept_context_length(in);
+  if (length > in.size() - kAcceptHeaderSize)
+    fail("accept.context_length = {} is over the {} bytes there are", length, in.size() - kAcceptHeaderSize);
+  Accept accept{.has_mac = (flags_of(in, "accept") & kHasMac) != 0, .mac = get<32>(in, 8), .context = {}};
+  accept.context = decode_context(in.subspan(kAcceptHeaderSize, length));
   return accept;
 }
 
@@ -200,9 +205,43 @@ Mac proof(const std::string& secret, std::string_view role, const Nonce& passive
   return mac;
 }
 
-void serve_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options) {
+Response answer(const Challenge& challenge, const LinkOptions& options, const Transcript& transcript) {
+  const bool have_secret = !options.secret.empty();
+  if (challenge.auth_required && !have_secret)
+    fail("the server requires authentication: give the same --secret-file (or WIREZIP_SECRET_FILE) as the server");
+  if (!challenge.auth_required && have_secret)
+    fail("the server does not authenticate (started without --secret-file): refusing to run against it");
+  Response response{.has_mac = have_secret, .nonce = random_nonce()};
+  if (have_secret) response.mac = proof(options.secret, kClientRole, challenge.nonce, response.nonce, transcript);
+  return response;
+}
+
+std::optional<std::string> check_response(const Response& response, const Nonce& challenge, const std::string& secret,
+                                          const Transcript& transcript) {
+  if (secret.empty()) return std::nullopt;
+  if (!response.has_mac) return "authentication required: the client has no --secret-file";
+  if (!same(response.mac, proof(secret, kClientRole, challenge, response.nonce, transcript)))
+    return "authentication failed: wrong secret or a replayed answer";
+  return std::nullopt;
+}
+
+Accept make_accept(const Nonce& challenge, const Response& response, const LinkOptions& options,
+                   const Transcript& transcript) {
   const bool required = !options.secret.empty();
-  const Challenge challenge{.auth_required = required, .nonce = random_nonce()};
+  Accept accept{.has_mac = required, .context = options.context};
+  if (required) accept.mac = proof(options.secret, kServerRole, challenge, response.nonce, transcript);
+  return accept;
+}
+
+void check_accept(const Accept& accept, const Nonce& challenge, const Response& response, const LinkOptions& options,
+                  const Transcript& transcript) {
+  if (!options.secret.empty() &&
+      (!accept.has_mac || !same(accept.mac, proof(options.secret, kServerRole, challenge, response.nonce, transcript))))
+    fail("the server failed to prove it holds the secret: wrong secret, or not the server you meant");
+}
+
+void serve_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options) {
+  const Challenge challenge{.auth_required = !options.secret.empty(), .nonce = random_nonce()};
   Response response;
   try {
     send(endpoint, kChallenge, encode(challenge));
@@ -212,63 +251,25 @@ void serve_handshake(Endpoint& endpoint, const Transcript& transcript, const Lin
   } catch (const std::exception& e) {
     refuse(endpoint, fmt::format("handshake: {}", e.what()));
   }
-  if (required && !response.has_mac) refuse(endpoint, "authentication required: the client has no --secret-file");
-  if (required && !same(response.mac, proof(options.secret, "wirezip-v2 client", challenge.nonce, response.nonce, transcript)))
-    refuse(endpoint, "authentication failed: wrong secret or a replayed answer");
-  Accept accept{.has_mac = required, .context = options.context};
-  if (required) accept.mac = proof(options.secret, "wirezip-v2 server", challenge.nonce, response.nonce, transcript);
+  if (auto why = check_response(response, challenge.nonce, options.secret, transcript)) refuse(endpoint, *why);
   try {
-    send(endpoint, kAccept, encode(accept), false);
+    send(endpoint, kAccept, encode(make_accept(challenge.nonce, response, options, transcript)), false);
   } catch (const std::exception& e) {
     throw PeerError(fmt::format("handshake: {}", e.what()));
   }
 }
 
 void client_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options) {
-  const bool have_secret = !options.secret.empty();
   const auto challenge_bytes = receive(endpoint, {kChallenge, kRefuse}, "challenge");
   if (protocol::is_refusal(challenge_bytes)) fail("the server refused the link: {}", protocol::decode_refusal(challenge_bytes));
   const Challenge challenge = decode_challenge(challenge_bytes);
-  if (challenge.auth_required && !have_secret)
-    fail("the server requires authentication: give the same --secret-file (or WIREZIP_SECRET_FILE) as the server");
-  if (!challenge.auth_required && have_secret)
-    fail("the server does not authenticate (started without --secret-file): refusing to run against it");
-  Response response{.has_mac = have_secret, .nonce = random_nonce()};
-  if (have_secret) response.mac = proof(options.secret, "wirezip-v2 client", challenge.nonce, response.nonce, transcript);
+  const Response response = answer(challenge, options, transcript);
   send(endpoint, kResponse, encode(response));
   const auto accept_bytes = receive(endpoint, {kAccept, kRefuse}, "accept");
   if (protocol::is_refusal(accept_bytes)) fail("the server refused the link: {}", protocol::decode_refusal(accept_bytes));
   Accept accept = decode_accept(accept_bytes);
-  if (have_secret &&
-      (!accept.has_mac ||
-       !same(accept.mac, proof(options.secret, "wirezip-v2 server", challenge.nonce, response.nonce, transcript))))
-    fail("the server failed to prove it holds the secret: wrong secret, or not the server you meant");
+  check_accept(accept, challenge.nonce, response, options, transcript);
   endpoint.set_peer_context(std::move(accept.context));
 }
 
 }  // namespace wirezip::rdma::session
-
-namespace wirezip::rdma {
-
-std::string load_secret(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("secret file {}: {}", path, std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat info {};
-  if (fstat(fd, &info) != 0) fail("secret file {}: {}", path, std::strerror(errno));
-  if (!S_ISREG(info.st_mode)) fail("secret file {}: not a regular file", path);
-  if (info.st_mode & 077)
-    fail("secret file {}: readable or writable by group or others (mode {:04o}); chmod 600 it", path, info.st_mode & 07777);
-  std::string secret(4097, '\0');
-  const ssize_t n = ::read(fd, secret.data(), secret.size());
-  if (n < 0) fail("secret file {}: {}", path, std::strerror(errno));
-  secret.resize(static_cast<std::size_t>(n));
-  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
-  if (secret.empty() || secret.size() > 4096) fail("secret file {}: must hold 1 to 4096 bytes", path);
-  return secret;
-}
-
-}  // namespace wirezip::rdma

@@ -1,19 +1,21 @@
 #pragma once
-// Internal: the session handshake every two-process link runs once it is up, before any case:
-// the passive side challenges, the active side answers, the passive side accepts and tells the
-// active side about its host. With a shared secret (--secret-file) both sides prove they hold it:
-// HMAC-SHA256 (OpenSSL) over both nonces and the set-up bytes, compared in constant time, so a
-// replayed answer fails against a fresh nonce. Without one the messages still run (and say that
-// nobody is authenticated), so both kinds of peer meet the same protocol.
+// Internal: the session handshake every two-process link runs before any case: the passive side
+// challenges, the active side answers, the passive side accepts and tells the active side about
+// its host. With a shared secret (--secret-file) both sides prove they hold it: HMAC-SHA256
+// (OpenSSL) over both nonces and the set-up bytes, compared in constant time, so a replayed answer
+// fails against a fresh nonce. Without one the messages still run (and say that nobody is
+// authenticated), so both kinds of peer meet the same protocol.
 //
-// The messages are writes with an immediate into the peer's buffer at offset 0, the one place
-// both sides know before any case; each is at most kMaxMessage bytes (link buffers are at least
+// Over tcp the messages are plain bytes inside link set-up, before the link exists
+// (tcp_setup.hpp). Over verbs they are writes with an immediate into the peer's buffer at offset
+// 0, once every QP is connected; each is at most kMaxMessage bytes (link buffers are at least
 // kMinLinkBuffer). Immediates here have their top three bits zero: the pipeline's are never zero
 // there. The decoders below are this layer's trust boundary; docs/PROTOCOL.md has the layouts.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +58,10 @@ std::vector<std::byte> encode(const Accept& accept);  // drops context entries t
 Challenge decode_challenge(std::span<const std::byte> bytes);
 Response decode_response(std::span<const std::byte> bytes);
 Accept decode_accept(std::span<const std::byte> bytes);
+// An accept's fixed part (magic, flags, mac, context length): over a stream the context length
+// is checked here before its bytes are read.
+inline constexpr std::size_t kAcceptHeaderSize = 44;
+std::size_t accept_context_length(std::span<const std::byte> header);
 // A flat JSON object of at most 64 string values, keys [A-Za-z0-9_.:-]{1,64}, values printable,
 // at most 256 bytes each. Throws naming the key or the JSON type at fault, never echoing the input.
 std::map<std::string, std::string> decode_context(std::span<const std::byte> json);
@@ -68,7 +74,23 @@ struct Transcript {
 Mac proof(const std::string& secret, std::string_view role, const Nonce& passive, const Nonce& active,
           const Transcript& transcript);
 
-// Passive side, right after the link is up. Throws PeerError (after telling the peer why, where
+// The steps both transports share. Active side: checks the challenge against this side's secret
+// (a server that authenticates while we hold none, or the reverse, is refused) and answers it.
+Response answer(const Challenge& challenge, const LinkOptions& options, const Transcript& transcript);
+// Passive side: why `response` does not authenticate its peer; nullopt when it does (or there is
+// no secret to check).
+std::optional<std::string> check_response(const Response& response, const Nonce& challenge, const std::string& secret,
+                                          const Transcript& transcript);
+Accept make_accept(const Nonce& challenge, const Response& response, const LinkOptions& options,
+                   const Transcript& transcript);
+// Active side: throws unless the accept proves the secret (where this side holds one).
+void check_accept(const Accept& accept, const Nonce& challenge, const Response& response, const LinkOptions& options,
+                  const Transcript& transcript);
+// A fresh nonce from OpenSSL's RAND_bytes.
+Nonce random_nonce();
+
+// Verbs, once every QP is connected (tcp runs the same steps on the stream before its link exists,
+// tcp_setup.hpp). Passive side. Throws PeerError (after telling the peer why, where
 // it can) when the peer does not answer, answers wrong, or lacks the secret this side requires.
 void serve_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options);
 // Active side. Throws when the passive side refuses, fails its own proof, or does not

@@ -78,13 +78,16 @@ void Socket::shutdown_both() const {
 
 Socket listen_on(const std::string& host, std::uint16_t port) {
   auto info = resolve(host, port, true);
-  Socket socket(::socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC, 0));
+  // Non-blocking: accept_waiting takes what is there and never waits on a connection that vanished.
+  Socket socket(::socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!socket) fail("socket: {}", error_text());
   int one = 1;
   setsockopt(socket.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (::bind(socket.fd(), info->ai_addr, info->ai_addrlen) != 0)
     fail("cannot listen on {}:{}: {}", host.empty() ? "*" : host, port, error_text());
-  if (::listen(socket.fd(), 16) != 0) fail("listen on port {}: {}", port, error_text());
+  // The longest queue the kernel allows: connections beyond it wait for a SYN retransmit (a second
+  // or more), and a crowd of strangers must not push an honest peer there.
+  if (::listen(socket.fd(), SOMAXCONN) != 0) fail("listen on port {}: {}", port, error_text());
   return socket;
 }
 
@@ -96,25 +99,26 @@ std::uint16_t local_port(const Socket& socket) {
   return ntohs(address.sin_port);
 }
 
-Socket accept_within(const Socket& listener, Millis idle, std::string* peer) {
-  const auto deadline = std::chrono::steady_clock::now() + idle;
+Socket accept_waiting(const Socket& listener, std::string* peer, bool* out_of_descriptors) {
+  *out_of_descriptors = false;
   while (true) {
-    const auto left = std::chrono::ceil<Millis>(deadline - std::chrono::steady_clock::now());
-    if (poll_one(listener.fd(), POLLIN, std::max(left, Millis(0))) == 0) return Socket();
     sockaddr_in address{};
     socklen_t length = sizeof address;
-    Socket socket(::accept4(listener.fd(), reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC));
+    Socket socket(::accept4(listener.fd(), reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!socket) {
-      // The connection went away between poll and accept: nobody to serve, not a listener failure.
-      if (errno == ECONNABORTED || errno == EINTR || errno == EPROTO || errno == EAGAIN) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Socket();
+      // The connection went away before we took it: nobody to serve, not a listener failure.
+      if (errno == ECONNABORTED || errno == EINTR || errno == EPROTO) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        *out_of_descriptors = true;
+        return Socket();
+      }
       fail("accept: {}", error_text());
     }
     set_link_options(socket);
-    if (peer) {
-      char text[INET_ADDRSTRLEN] = "?";
-      inet_ntop(AF_INET, &address.sin_addr, text, sizeof text);
-      *peer = fmt::format("{}:{}", text, ntohs(address.sin_port));
-    }
+    char text[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &address.sin_addr, text, sizeof text);
+    *peer = fmt::format("{}:{}", text, ntohs(address.sin_port));
     return socket;
   }
 }

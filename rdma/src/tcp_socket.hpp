@@ -32,11 +32,12 @@ class Socket {
 
 using Millis = std::chrono::milliseconds;
 
-// A listening socket on host:port (host "" = all addresses, port 0 = any free port).
+// A listening socket on host:port (host "" = all addresses, port 0 = any free port), non-blocking.
 Socket listen_on(const std::string& host, std::uint16_t port);
 std::uint16_t local_port(const Socket& socket);
-// Waits up to `idle` for a connection; an empty Socket when none came. `peer` gets "ADDR:PORT".
-Socket accept_within(const Socket& listener, Millis idle, std::string* peer = nullptr);
+// A connection already queued on `listener`, non-blocking, `peer` set to its "ADDR:PORT"; an empty
+// Socket when none is queued, or when this process is out of descriptors (`out_of_descriptors`).
+Socket accept_waiting(const Socket& listener, std::string* peer, bool* out_of_descriptors);
 // Connects with a timeout; "connection refused" and "timed out" are distinct errors naming the peer.
 Socket connect_to(const std::string& host, std::uint16_t port, Millis timeout);
 

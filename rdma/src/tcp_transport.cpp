@@ -12,6 +12,7 @@
 #include "protocol.hpp"
 #include "session.hpp"
 #include "tcp_frames.hpp"
+#include "tcp_setup.hpp"
 #include "tcp_socket.hpp"
 #include "transports.hpp"
 
@@ -246,52 +247,52 @@ LinkOptions minimal_link(const LinkOptions& options) {
   return mine;
 }
 
-// The passive side's buffer is the one the peer asked for (size and pages), within its limits.
+// The passive side's buffer is the one the peer asked for (size and pages), within its limits,
+// and only once the peer authenticated (tcp_setup.hpp).
 class TcpListener final : public Listener {
  public:
-  TcpListener(Socket socket, const LinkOptions& options) : socket_(std::move(socket)), options_(options) {}
+  TcpListener(Socket socket, const LinkOptions& options)
+      : socket_(std::move(socket)), options_(options), pending_(socket_, options.secret, options.timeout) {}
   std::uint16_t port() const override { return local_port(socket_); }
   std::unique_ptr<Endpoint> accept(std::chrono::milliseconds idle) override {
-    std::string who;
-    Socket peer = accept_within(socket_, idle, &who);
+    std::optional<Authenticated> peer = pending_.next(Clock::now() + idle);
     if (!peer) return nullptr;
+    const std::string who = peer->who;
     try {
-      return set_up(std::move(peer));
+      return set_up(std::move(*peer));
     } catch (const std::exception& e) {
       throw PeerError(fmt::format("peer {}: {}", who, e.what()));
     }
   }
 
  private:
-  std::unique_ptr<Endpoint> set_up(Socket peer) {
-    std::array<std::byte, protocol::kHelloSize> hello_bytes;
-    try {
-      if (!recv_all(peer, hello_bytes, options_.timeout)) fail("closed the connection");
-    } catch (const Error& e) {
-      fail("no hello: {}", e.what());
-    }
+  std::unique_ptr<Endpoint> set_up(Authenticated peer) {
+    // What is left of the set-up's deadline, for each step.
+    const auto left = [&] { return std::max(Millis(1), std::chrono::ceil<Millis>(peer.deadline - Clock::now())); };
     protocol::Hello hello;
     PageBuffer buffer;
     try {
-      hello = protocol::decode_hello(hello_bytes, options_.limits);
+      hello = protocol::decode_hello(peer.hello, options_.limits);
       buffer = PageBuffer::allocate(hello.buffer_bytes, hello.pages);
     } catch (const Error& e) {
-      send_all(peer, protocol::encode_refusal(e.what()), options_.timeout);  // the client prints why
+      send_all(peer.socket, protocol::encode_refusal(e.what()), left());  // the client prints why
       throw;
     }
     const auto welcome = protocol::encode(protocol::Welcome{
         .buffer_bytes = buffer.bytes().size(),
         .huge_ppm = static_cast<std::uint32_t>(buffer.backing().huge_fraction * 1e6)});
-    send_all(peer, welcome, options_.timeout);
+    const session::Accept accept = session::make_accept(peer.challenge, peer.response, options_, {peer.hello, welcome});
+    send_all(peer.socket, welcome, left());
+    send_all(peer.socket, session::encode(accept), left());
+    if (hello.quit) return nullptr;
     LinkOptions mine = options_;
     mine.depth = hello.depth;
-    auto endpoint = std::make_unique<TcpEndpoint>(std::move(peer), std::move(buffer), hello.buffer_bytes, 0.0, mine);
-    session::serve_handshake(*endpoint, {hello_bytes, welcome}, options_);
-    return hello.quit ? nullptr : std::move(endpoint);
+    return std::make_unique<TcpEndpoint>(std::move(peer.socket), std::move(buffer), hello.buffer_bytes, 0.0, mine);
   }
 
   Socket socket_;
   LinkOptions options_;
+  PendingSetups pending_;
 };
 
 std::unique_ptr<Endpoint> connect_with(const LinkOptions& options, const std::string& host, std::uint16_t port,
@@ -303,20 +304,12 @@ std::unique_ptr<Endpoint> connect_with(const LinkOptions& options, const std::st
   const auto hello = protocol::encode(protocol::Hello{.buffer_bytes = options.buffer_bytes,
                                                       .depth = static_cast<std::uint32_t>(options.depth),
                                                       .pages = options.pages, .quit = quit});
-  std::array<std::byte, protocol::kRefusalSize> reply{};
-  const auto welcome = std::span(reply).first(protocol::kWelcomeSize);
   try {
-    send_all(socket, hello, options.timeout);
-    try {
-      if (!recv_all(socket, welcome, options.timeout)) fail("the peer closed the connection");
-    } catch (const Error& e) {
-      fail("no welcome: {}", e.what());
-    }
-    if (protocol::is_refusal(welcome)) recv_all(socket, std::span(reply).subspan(protocol::kWelcomeSize), options.timeout);
-    const protocol::Welcome peer = protocol::decode_welcome(reply, options.buffer_bytes);
+    std::map<std::string, std::string> context;
+    const protocol::Welcome peer = client_set_up(socket, hello, options, context);
     auto endpoint = std::make_unique<TcpEndpoint>(std::move(socket), std::move(buffer), peer.buffer_bytes,
                                                   peer.huge_ppm / 1e6, options);
-    session::client_handshake(*endpoint, {hello, welcome}, options);
+    endpoint->set_peer_context(std::move(context));
     return endpoint;
   } catch (const Error& e) {
     fail("tcp link to {}:{}: {}", host, port, e.what());

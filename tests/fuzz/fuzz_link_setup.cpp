@@ -1,5 +1,6 @@
 // libFuzzer target: every decoder a peer's set-up bytes meet (hello, welcome, the verbs peer's
-// buffer description, refusal, the session handshake's messages and context, tcp frame headers)
+// buffer description, refusal, the session handshake's messages and context, tcp frame headers,
+// the hello's version check and the accept's length a tcp client reads before the context)
 // must return a checked value or throw wirezip::Error; never crash or read out of bounds. The
 // first byte picks the decoder.
 #include <array>
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ServerLimits limits;
   limits.max_buffer = 1 << 30;
   try {
-    switch (data[0] % 9) {
+    switch (data[0] % 11) {
       case 0: protocol::decode_hello(in, limits); break;
       case 1: protocol::decode_welcome(in, 1 << 20); break;
       case 2: protocol::decode_peer_buffer(in, limits); break;
@@ -31,6 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 8:
         if (in.size() >= tcp::kHeaderSize) tcp::decode(in.first<tcp::kHeaderSize>());
         break;
+      case 9: protocol::check_hello_version(in); break;  // all a tcp server checks before authentication
+      case 10: session::accept_context_length(in); break;
     }
   } catch (const wirezip::Error&) {
   }

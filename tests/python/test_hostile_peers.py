@@ -76,11 +76,11 @@ class LinkSetUp(ServerTest):
         server = self.serve(bench, "--max-buffer=64MiB", "--allow-pages=4k,thp")
         for hello, field in hello_fields():
             with self.subTest(field=field):
-                sock, _, refusal = fp.set_up(server.port, hello)
-                with sock:
-                    self.assertIsNotNone(refusal, "no RWZ2 refusal in the reply")
-                    self.assertIn(field.strip(), refusal)
-                    self.assertTrue(fp.closed_by_peer(sock))
+                setup = fp.set_up(server.port, hello)
+                with setup.sock:
+                    self.assertIsNotNone(setup.refusal, "no refusal in the reply")
+                    self.assertIn(field.strip(), setup.refusal)
+                    self.assertTrue(fp.closed_by_peer(setup.sock))
                 self.assertIn(field.strip(), self.survived(server, field))
         self.honest_run(server, bench)
 
@@ -95,7 +95,7 @@ class LinkSetUp(ServerTest):
         with fp.connect(server.port) as sock:  # 18 bytes of HTTP, then waiting for an answer
             sock.sendall(b"GET / HTTP/1.1\r\n\r\n")
             self.assertTrue(fp.closed_by_peer(sock, timeout=5))
-        self.assertIn("recv: no data from the peer for 1000 ms", self.survived(server, "no hello"))
+        self.survived(server, "no hello within 1000 ms (the set-up deadline)")
         with fp.connect(server.port) as sock:  # 24 bytes of garbage: a full hello's worth
             sock.sendall(bytes(range(0xA0, 0xB8)))
             self.assertIn("magic 0xa3a2a1a0 is not wirezip's", fp.decode_refusal(fp.recv_exact(sock, fp.REFUSAL_SIZE)))
@@ -119,15 +119,15 @@ class LinkSetUp(ServerTest):
 
     def check_unfinished_quit(self, bench):
         server = self.serve(bench)
-        sock, _, refusal = fp.set_up(server.port, fp.hello(buffer_bytes=4096, depth=1, quit=1))
-        self.assertIsNone(refusal)
-        sock.close()  # hello says quit, handshake never answered (the server sees a close or a broken pipe)
-        self.survived(server, "handshake: tcp link: ")
-        sock, _, refusal = fp.set_up(server.port, fp.hello(buffer_bytes=4096, depth=1, quit=1))
-        with sock:  # ... or answered with nothing for longer than the server waits
-            self.assertIsNone(refusal)
+        with fp.connect(server.port) as sock:  # hello says quit, the challenge never answered: a close ...
+            sock.sendall(fp.hello(buffer_bytes=4096, depth=1, quit=1))
+            fp.recv_exact(sock, fp.CHALLENGE_SIZE)
+        self.survived(server, "handshake: the peer closed the connection before its response")
+        with fp.connect(server.port) as sock:  # ... or nothing for longer than the set-up deadline
+            sock.sendall(fp.hello(buffer_bytes=4096, depth=1, quit=1))
+            fp.recv_exact(sock, fp.CHALLENGE_SIZE)
             self.assertTrue(fp.closed_by_peer(sock))
-        self.survived(server, "handshake: tcp link: timed out after 1000 ms")
+        self.survived(server, "handshake: no response to the challenge within 1000 ms (the set-up deadline)")
         self.assertTrue(server.running())
         self.honest_run(server, bench)
 
@@ -139,20 +139,15 @@ class LinkSetUp(ServerTest):
 
     def check_bad_session_response(self, bench):
         server = self.serve(bench)
-        hello = fp.hello()
-        sock, welcome, _ = fp.set_up(server.port, hello)
-        with sock:  # a response with the wrong magic: refused in a refuse message
-            link = fp.Link(sock)
-            _, _, answer = fp.client_handshake(link, hello, welcome, response=b"XXXX" + bytes(68))
-            self.assertEqual(answer.imm, fp.REFUSE)
-            self.assertIn("response.magic = 0x58585858 is wrong", fp.decode_refusal(answer.payload))
+        setup = fp.set_up(server.port, fp.hello(), response=b"XXXX" + bytes(68))
+        with setup.sock:  # a response with the wrong magic: refused
+            self.assertIn("response.magic = 0x58585858 is wrong", setup.refusal)
         self.survived(server, "handshake: response.magic = 0x58585858 is wrong")
-        sock, welcome, _ = fp.set_up(server.port, hello)
-        with sock:  # the challenge acknowledged, never answered
-            link = fp.Link(sock)
-            self.assertEqual(link.next_notify().imm, fp.CHALLENGE)
+        with fp.connect(server.port) as sock:  # the challenge read, never answered
+            sock.sendall(fp.hello())
+            fp.recv_exact(sock, fp.CHALLENGE_SIZE)
             self.assertTrue(fp.closed_by_peer(sock))
-        self.survived(server, "handshake: tcp link: timed out after 1000 ms waiting for an arrival")
+        self.survived(server, "handshake: no response to the challenge within 1000 ms")
         self.honest_run(server, bench)
 
     def test_rdma_bad_or_missing_session_response(self):
@@ -225,12 +220,12 @@ class LinkFrames(ServerTest):
         # and the link either keeps up or ends as a peer that does not read its acks.
         link, *_ = fp.session(server.port, BUFFER, depth=16)
         with link.sock:
-            link.sock.sendall(fp.frame(fp.NOTIFY, fp.KEEPALIVE) * 5000)
-            link.in_flight = 5000
-            try:
+            try:  # the server may end the link while we still send: a reset then, or a broken pipe
+                link.sock.sendall(fp.frame(fp.NOTIFY, fp.KEEPALIVE) * 5000)
+                link.in_flight = 5000
                 link.wait_acks()
                 ended = False
-            except EOFError:
+            except fp.CLOSED:
                 ended = True
             self.assertLess(server.rss_kb() - before, 50 * 1024)
         if ended:
@@ -383,39 +378,36 @@ class Authentication(ServerTest):
     def check_peers_without_the_secret(self, bench):
         server = self.serve(bench, f"--secret-file={self.secret}")
         secret = fp.read_secret(self.secret)
-        # A scripted client without a MAC: refused in a refuse message.
-        link, *_, answer = fp.session(server.port)
-        with link.sock:
-            self.assertEqual(answer.imm, fp.REFUSE)
-            self.assertIn("authentication required", fp.decode_refusal(answer.payload))
+        # A scripted client without a MAC: refused before the welcome.
+        setup = fp.set_up(server.port, fp.hello())
+        with setup.sock:
+            self.assertIn("authentication required", setup.refusal)
+            self.assertIsNone(setup.welcome)
         self.survived(server, ": authentication required: the client has no --secret-file")
         # The binaries without the secret, or with another one.
         code, lines = run_peer(bench, server.port)
         self.assertEqual((code, len(lines)), (2, 1), lines)
         self.assertIn("the server requires authentication: give the same --secret-file", lines[0])
-        self.survived(server, "handshake: tcp link: the peer closed the connection")
+        self.survived(server, "handshake: the peer closed the connection before its response")
         code, lines = run_peer(bench, server.port, f"--secret-file={self.wrong}")
         self.assertEqual((code, len(lines)), (2, 1), lines)
         self.assertIn("the server refused the link: authentication failed", lines[0])
         self.survived(server, ": authentication failed: wrong secret or a replayed answer")
-        # An honest-looking scripted client: accepted, and the server proves it holds the secret too.
-        link, hello, welcome, nonce_p, response, answer = fp.session(server.port, secret=secret)
+        # An honest scripted client: accepted, and the server proves it holds the secret too.
+        link, setup = fp.session(server.port, secret=secret)
         with link.sock:
-            self.assertEqual(answer.imm, fp.ACCEPT)
-            self.assertTrue(fp.accept_mac_ok(answer, secret, nonce_p, response, hello, welcome))
+            self.assertTrue(fp.accept_mac_ok(setup, secret))
         self.survived(server, "link 1 ended: tcp link: the peer closed the connection")
         # Its response replayed against a fresh challenge: refused.
-        sock, welcome, _ = fp.set_up(server.port, hello)
-        with sock:
-            _, _, answer = fp.client_handshake(fp.Link(sock), hello, welcome, response=response)
-            self.assertEqual(answer.imm, fp.REFUSE)
-            self.assertIn("authentication failed", fp.decode_refusal(answer.payload))
+        replay = fp.set_up(server.port, setup.hello, response=setup.response)
+        with replay.sock:
+            self.assertIn("authentication failed", replay.refusal)
         self.survived(server, ": authentication failed: wrong secret or a replayed answer")
         # Quits without the secret, or with a wrong MAC, do not stop it.
         for client_secret, logged in [(None, "authentication required"), (b"wrong horse", "authentication failed")]:
-            link, *_, answer = fp.session(server.port, 4096, 1, secret=client_secret, quit=1)
-            with link.sock:
-                self.assertEqual(answer.imm, fp.REFUSE)
+            quit = fp.set_up(server.port, fp.hello(4096, 1, quit=1), secret=client_secret)
+            with quit.sock:
+                self.assertIn(logged, quit.refusal)
             self.survived(server, logged)
         self.honest_run(server, bench, f"--secret-file={self.secret}")  # its quit is authenticated
 
@@ -430,11 +422,9 @@ class Authentication(ServerTest):
             with self.subTest(bench=os.path.basename(bench)):
                 server = self.serve(bench, f"--secret-file={self.secret}")
                 secret = fp.read_secret(self.secret)
-                link, hello, welcome, nonce_p, response, answer = fp.session(server.port, 4096, 1, secret=secret,
-                                                                             quit=1)
+                link, setup = fp.session(server.port, 4096, 1, secret=secret, quit=1)
                 with link.sock:
-                    self.assertEqual(answer.imm, fp.ACCEPT)
-                    self.assertTrue(fp.accept_mac_ok(answer, secret, nonce_p, response, hello, welcome))
+                    self.assertTrue(fp.accept_mac_ok(setup, secret))
                 self.assertEqual(server.wait(timeout=10), 0)
                 self.assertEqual(server.err, [])
 
@@ -446,5 +436,5 @@ class Authentication(ServerTest):
                 self.assertEqual((code, len(lines)), (2, 1), lines)
                 self.assertIn("the server does not authenticate (started without --secret-file): refusing to run "
                               "against it", lines[0])
-                self.survived(server, "handshake: tcp link: the peer closed the connection")
+                self.survived(server, "handshake: the peer closed the connection before its response")
                 self.honest_run(server, bench)

@@ -153,8 +153,12 @@ std::unique_ptr<Endpoint> connect(TransportKind kind, const LinkOptions& options
 // secret the quit is a whole authenticated link set-up on a minimal buffer.
 void send_quit(TransportKind kind, const LinkOptions& options, const std::string& host, std::uint16_t port);
 
+// The secret file a side uses: `flag` (--secret-file) when given, else $WIREZIP_SECRET_FILE;
+// empty when neither is set. WIREZIP_SECRET_FILE set to "" is an error, not "no authentication".
+std::string secret_file_path(const std::string& flag);
 // Reads a shared secret for LinkOptions::secret (1..4096 bytes, one trailing newline dropped).
-// Refuses a file that group or others can read or write, as ssh refuses such a private key.
+// Refuses a file that group or others can read or write, as ssh refuses such a private key, a
+// longer file (never cut to the limit) and anything but a regular file (a FIFO does not block).
 std::string load_secret(const std::string& path);
 
 // "HOST[:PORT]" -> host, port (default_port when absent). Throws on a bad port.
