@@ -70,7 +70,7 @@ void compress(const std::string& codec_spec, std::uint64_t chunk, const std::str
     writer.finish();
   } catch (const Error&) {
     // The writer only knows that a write failed; the output knows why.
-    if (out.write_error() != 0) fail("writing '{}' failed: {}", out_path, std::strerror(out.write_error()));
+    if (out.write_error() != 0) fail("writing {} failed: {}", out.shown(), std::strerror(out.write_error()));
     throw;
   }
   out.commit();

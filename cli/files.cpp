@@ -41,7 +41,8 @@ Input::Input(const std::string& path) : path_(path) {
   buffer_.attach(fd_.get());
 }
 
-Output::Output(const std::string& path, bool force, const Input& input) : path_(path), target_(path) {
+Output::Output(const std::string& path, bool force, const Input& input)
+    : path_(path), shown_(path == "-" ? "stdout" : "'" + path + "'"), target_(path) {
   if (path_ == "-") {
     buffer_.attach(STDOUT_FILENO);
     return;
@@ -136,15 +137,15 @@ Output::~Output() {
 void Output::write(std::span<const std::byte> bytes) {
   stream_.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (const int error = buffer_.error(); error != 0)
-    throw OutputError(fmt::format("writing '{}' failed: {}", path_, errno_text(error)));
-  if (!stream_) throw OutputError(fmt::format("writing '{}' failed", path_));
+    throw OutputError(fmt::format("writing {} failed: {}", shown_, errno_text(error)));
+  if (!stream_) throw OutputError(fmt::format("writing {} failed", shown_));
 }
 
 void Output::commit() {
   stream_.flush();
-  if (buffer_.error() != 0) fail("writing '{}' failed: {}", path_, errno_text(buffer_.error()));
-  if (!stream_) fail("writing '{}' failed", path_);
-  if (const int error = fd_.close(); error != 0) fail("closing '{}' failed: {}", path_, errno_text(error));
+  if (buffer_.error() != 0) fail("writing {} failed: {}", shown_, errno_text(buffer_.error()));
+  if (!stream_) fail("writing {} failed", shown_);
+  if (const int error = fd_.close(); error != 0) fail("closing {} failed: {}", shown_, errno_text(error));
   if (!temporary_.empty()) {
     const BlockedSignals blocked;  // the handler must not remove what the rename made the output
     if (std::rename(temporary_.c_str(), target_.c_str()) != 0)

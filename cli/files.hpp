@@ -69,6 +69,7 @@ class Output {
   void write(std::span<const std::byte> bytes);
   // The errno of a failed write, 0 if none failed (the stream only says that one failed).
   int write_error() const { return buffer_.error(); }
+  const std::string& shown() const { return shown_; }  // 'path' or stdout
   // Flushes and closes (every write and the close checked), then renames a temporary file over the
   // path; throws wirezip::Error naming the path and the reason on failure.
   void commit();
@@ -78,7 +79,7 @@ class Output {
   void open_temporary(const std::string& target, const struct stat* replaced);
   void remove_temporary() noexcept;
 
-  std::string path_, target_, temporary_;
+  std::string path_, shown_, target_, temporary_;  // shown_: how messages name it ('path' or stdout)
   Fd fd_;
   FdWriteBuf buffer_;
   std::ostream stream_{&buffer_};

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   auto* decompress = app.add_subcommand("decompress", "the exact inverse of compress");
   decompress->add_option("--decoder", decoder, "decode with this backend (isal, libdeflate, zlib, lz4, doca)");
   decompress->add_flag("-f,--force", output_options.force, force_help);
-  decompress->add_option("--max-output", max_output, max_output_help);
+  decompress->add_option("--max-output", max_output, max_output_help)->type_name("SIZE");
   decompress->add_option("IN", in, "compressed file, or - for stdin")->required();
   decompress->add_option("OUT", out, "output file, or - for stdout")->required();
 
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   inspect->add_flag("--json", json, "print JSON");
   inspect->add_option("--extract-plane", plane_text, "write plane K of every frame, as stored, to OUT");
   inspect->add_flag("-f,--force", output_options.force, "with --extract-plane: " + force_help);
-  inspect->add_option("--max-output", max_output, "with --extract-plane: " + max_output_help);
+  inspect->add_option("--max-output", max_output, "with --extract-plane: " + max_output_help)->type_name("SIZE");
   inspect->add_option("FILE", in, "compressed file, or - for stdin")->required();
   inspect->add_option("OUT", out, "with --extract-plane: output file, or - for stdout");
 
