@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -17,17 +18,18 @@ namespace {
 using codecs::ContainerReader;
 using nlohmann::json;
 
-void write(std::ostream& out, std::span<const std::byte> bytes) {
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-// Runs `body`, prefixing any error with the input's name, so each failure reads as one line.
+// Runs `body`, prefixing any error with the input's name, so each failure reads as one line. A
+// failed read looks like the end of the file to the reader; its errno is the better message.
 template <typename Body>
-void about(const std::string& name, Body&& body) {
+void about(const Input& in, Body&& body) {
+  const std::string name = in.name() == "-" ? "stdin" : in.name();
   try {
     body();
+  } catch (const OutputError&) {
+    throw;
   } catch (const Error& e) {
-    fail("{}: {}", name == "-" ? "stdin" : name, e.what());
+    if (in.read_error() != 0) fail("reading {} failed: {}", name, std::strerror(in.read_error()));
+    fail("{}: {}", name, e.what());
   }
 }
 
@@ -48,30 +50,38 @@ json frame_json(const codecs::ContainerFrame& frame) {
 
 }  // namespace
 
-void compress(const std::string& codec_spec, std::uint64_t chunk, const std::string& in_path, const std::string& out_path) {
+void compress(const std::string& codec_spec, std::uint64_t chunk, const std::string& in_path, const std::string& out_path,
+              const OutputOptions& options) {
   auto codec = codecs::make_codec(codec_spec);
   Input in(in_path);
-  Output out(out_path);
-  codecs::ContainerWriter writer(out.stream(), codec_spec, chunk);
-  std::vector<std::byte> buffer(chunk), frame(codec->max_compressed_size(chunk));
-  while (true) {
-    in.stream().read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(chunk));
-    const auto n = static_cast<std::size_t>(in.stream().gcount());
-    if (n == 0) break;
-    const std::size_t size = codec->compress(std::span(buffer).first(n), frame);
-    writer.write_frame(std::span(frame).first(size), n);
-    if (n < chunk) break;
+  Output out(out_path, options.force, in);
+  try {
+    codecs::ContainerWriter writer(out.stream(), codec_spec, chunk);
+    std::vector<std::byte> buffer(chunk), frame(codec->max_compressed_size(chunk));
+    while (true) {
+      in.stream().read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(chunk));
+      const auto n = static_cast<std::size_t>(in.stream().gcount());
+      if (n == 0) break;
+      const std::size_t size = codec->compress(std::span(buffer).first(n), frame);
+      writer.write_frame(std::span(frame).first(size), n);
+      if (n < chunk) break;
+    }
+    if (in.read_error() != 0) fail("reading '{}' failed: {}", in_path, std::strerror(in.read_error()));
+    writer.finish();
+  } catch (const Error&) {
+    // The writer only knows that a write failed; the output knows why.
+    if (out.write_error() != 0) fail("writing {} failed: {}", out.shown(), std::strerror(out.write_error()));
+    throw;
   }
-  if (in.stream().bad()) fail("reading '{}' failed", in_path);
-  writer.finish();
   out.commit();
 }
 
-void decompress(const std::string& decoder, const std::string& in_path, const std::string& out_path) {
+void decompress(const std::string& decoder, const std::string& in_path, const std::string& out_path,
+                const OutputOptions& options) {
   Input in(in_path);
-  Output out(out_path);
-  about(in_path, [&] {
-    ContainerReader reader(in.stream());
+  Output out(out_path, options.force, in);
+  about(in, [&] {
+    ContainerReader reader(in.stream(), {.max_original = options.max_output, .max_original_name = "--max-output"});
     const std::string& spec = reader.header().codec_spec;
     auto codec = codecs::make_codec(decoder.empty() ? spec : codecs::with_decoder(spec, decoder));
     std::vector<std::byte> restored;
@@ -82,7 +92,7 @@ void decompress(const std::string& decoder, const std::string& in_path, const st
       } catch (const Error& e) {
         fail("frame {}: {}", reader.frames_read() - 1, e.what());
       }
-      write(out.stream(), restored);
+      out.write(restored);
     }
   });
   out.commit();
@@ -92,7 +102,7 @@ void inspect(const std::string& in_path, bool as_json) {
   Input in(in_path);
   json frames = json::array();
   json report;
-  about(in_path, [&] {
+  about(in, [&] {
     ContainerReader reader(in.stream());
     std::uint64_t stored = 0;
     while (auto frame = reader.next()) {
@@ -124,16 +134,23 @@ void inspect(const std::string& in_path, bool as_json) {
   }
 }
 
-void extract_plane(std::uint64_t plane, const std::string& in_path, const std::string& out_path) {
+void extract_plane(std::uint64_t plane, const std::string& in_path, const std::string& out_path,
+                   const OutputOptions& options) {
   Input in(in_path);
-  Output out(out_path);
-  about(in_path, [&] {
+  Output out(out_path, options.force, in);
+  about(in, [&] {
     ContainerReader reader(in.stream());
+    std::uint64_t written = 0;
     while (auto frame = reader.next()) {
       const codecs::FrameHeader& h = frame->header;
       if (plane >= h.element_width)
         fail("frame {} has {} planes, there is no plane {}", reader.frames_read() - 1, h.element_width, plane);
-      write(out.stream(), frame->bytes.subspan(plane_offset(h, plane), h.planes[plane].stored_size));
+      const std::uint64_t stored = h.planes[plane].stored_size;
+      if (stored > options.max_output - written)
+        fail("frame {}: plane {} of {} bytes takes the output past --max-output of {} bytes",
+             reader.frames_read() - 1, plane, stored, options.max_output);
+      written += stored;
+      out.write(frame->bytes.subspan(plane_offset(h, plane), h.planes[plane].stored_size));
     }
   });
   out.commit();

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "codec_test_data.hpp"
+#include "error_of.hpp"
 #include "wirezip/codecs/container.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
@@ -120,6 +121,20 @@ TEST(Container, OnlyTheLastFrameMayBeShort) {
   }
   writer.finish();
   EXPECT_THROW(read_all(out.str()), Error);
+}
+
+// A decompression bomb declares more original bytes than its size suggests; the reader refuses
+// the first frame that would pass the cap, before the caller allocates or decodes anything for it.
+TEST(Container, OriginalBytesAreCappedBeforeTheFrameIsReturned) {
+  const std::vector<std::byte> zeros(5 * 4096);
+  const std::string file = make_file("bytegroup+deflate", 4096, zeros);
+  EXPECT_EQ(read_all(file, {.max_original = zeros.size()}).size(), zeros.size());  // the cap itself is allowed
+  std::istringstream in(file);
+  ContainerReader reader(in, {.max_original = 3 * 4096 - 1, .max_original_name = "--cap"});
+  ASSERT_TRUE(reader.next());
+  ASSERT_TRUE(reader.next());
+  EXPECT_EQ(wirezip::testing::error_of([&] { reader.next(); }),
+            "frame 2: original size 4096 takes the output past --cap of 12287 bytes (8192 before this frame)");
 }
 
 TEST(Container, WriterRefusesWhatTheFormatCannotHold) {

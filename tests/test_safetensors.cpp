@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <cstring>
@@ -200,6 +201,17 @@ TEST_F(FilesTest, MissingFileNamesPathAndReason) {
   expect_error("file:" + path, {path, "No such file or directory"});
   expect_error("safetensors:" + dir_.string(), {"not a regular file"});
   EXPECT_THROW(wd::MappedFile{path}, wirezip::Error);
+}
+
+// Opening a FIFO for reading waits for a writer: the readers open with O_NONBLOCK and refuse
+// anything but a regular file. Before, these calls never returned.
+TEST_F(FilesTest, FifosAndDevicesAreRefusedWithoutWaiting) {
+  const std::string fifo = (dir_ / "model.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_error("safetensors:" + fifo, {fifo, "is a FIFO, not a regular file"});
+  expect_error("file:" + fifo, {fifo, "is a FIFO, not a regular file"});
+  expect_error("file:/dev/null", {"'/dev/null' is a character device, not a regular file"});
+  EXPECT_THROW(wd::MappedFile{fifo}, wirezip::Error);
 }
 
 TEST_F(FilesTest, RawFiles) {

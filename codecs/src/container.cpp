@@ -80,6 +80,9 @@ std::optional<ContainerFrame> ContainerReader::next() {
   const std::uint64_t size = frame.header.original_size;
   if (size == 0 || size > header_.chunk_bytes)
     fail("frame {}: original size {} is outside [1, {}] (the chunk size)", frames_, size, header_.chunk_bytes);
+  if (size > limits_.max_original - original_)
+    fail("frame {}: original size {} takes the output past {} of {} bytes ({} before this frame)", frames_, size,
+         limits_.max_original_name, limits_.max_original, original_);
   short_frame_seen_ = size < header_.chunk_bytes;
   original_ = checked_add(original_, size, "original bytes");
   ++frames_;

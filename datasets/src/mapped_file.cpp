@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/file_kind.hpp"
 
 namespace wirezip::datasets {
 namespace {
@@ -20,7 +21,8 @@ std::string errno_text(int error) { return std::system_category().message(error)
 }  // namespace
 
 MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; it is refused below.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd_ < 0) fail("cannot open '{}': {}", path_, errno_text(errno));
   struct stat info {};
   if (::fstat(fd_, &info) != 0) {
@@ -30,7 +32,7 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
   }
   if (!S_ISREG(info.st_mode)) {
     release();
-    fail("'{}' is not a regular file", path_);
+    fail("'{}' is {}, not a regular file", path_, file_kind(info.st_mode));
   }
   size_ = static_cast<std::size_t>(info.st_size);
   if (size_ == 0) return;  // mmap rejects length 0; an empty span says it all

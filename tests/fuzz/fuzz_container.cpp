@@ -1,6 +1,7 @@
 // libFuzzer target: any bytes given to the wirezip file reader (and every frame it yields, to the
 // codec its header names) must either decode or throw wirezip::Error; never crash, leak, read or
-// write out of bounds, or allocate what the file merely claims (chunks are capped at 1 MiB here).
+// write out of bounds, or allocate what the file merely claims (chunks are capped at 1 MiB here, and
+// the original bytes at 4 MiB, so that the output cap's refusal is fuzzed too).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static std::map<std::string, std::unique_ptr<wirezip::codecs::Codec>> codecs;  // one per spec, reused
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   try {
-    wirezip::codecs::ContainerReader reader(in, {.max_chunk = 1 << 20});
+    wirezip::codecs::ContainerReader reader(in, {.max_chunk = 1 << 20, .max_original = 4 << 20});
     auto& codec = codecs[reader.header().codec_spec];
     if (!codec) codec = wirezip::codecs::make_codec(reader.header().codec_spec);
     std::vector<std::byte> out;

@@ -108,6 +108,13 @@ class BenchCodecErrors(unittest.TestCase):
         one_line_errors(self, BENCH, [(["--codecs=lz5"], "valid forms"), (["--chunks=12XB"], "bad size"),
                                       (["--datasets=file:/nonexistent/x.bin"], "/nonexistent/x.bin")])
 
+    def test_a_fifo_data_set_is_refused_without_waiting_for_a_writer(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fifo = os.path.join(tmp, "model.fifo")
+            os.mkfifo(fifo)
+            one_line_errors(self, BENCH, [([f"--datasets=file:{fifo}"], f"'{fifo}' is a FIFO, not a regular file"),
+                                          ([f"--datasets=safetensors:{fifo}"], "is a FIFO, not a regular file")])
+
     def test_bad_flag_values_are_refused_before_any_case(self):
         one_line_errors(self, BENCH, [(["--threads=0"], "--threads: '0' is not a whole number"),
                                       (["--threads=-1"], "--threads: '-1' is not a whole number"),

@@ -47,7 +47,7 @@ class CliTest(unittest.TestCase):
 
     def compress(self, codec="bytegroup+deflate", chunk="64KiB"):
         out = self.path("in.wz")
-        self.ok("compress", f"--codec={codec}", f"--chunk={chunk}", self.src, out)
+        self.ok("compress", "--force", f"--codec={codec}", f"--chunk={chunk}", self.src, out)
         return out
 
     def one_line_failure(self, result, status=1):
@@ -65,7 +65,7 @@ class RoundTrips(CliTest):
             for chunk in ["64KiB", "1MiB", "100000"]:
                 with self.subTest(codec=codec, chunk=chunk):
                     packed = self.compress(codec, chunk)
-                    self.ok("decompress", packed, self.path("out.bin"))
+                    self.ok("decompress", "-f", packed, self.path("out.bin"))
                     with open(self.path("out.bin"), "rb") as f:
                         self.assertEqual(f.read(), self.data)
 
@@ -177,7 +177,7 @@ class BadInput(CliTest):
         out = self.path("old.bin")
         with open(out, "wb") as f:
             f.write(b"keep me")
-        self.assertIn("frame 0", self.one_line_failure(run("decompress", packed, out)))
+        self.assertIn("frame 0", self.one_line_failure(run("decompress", "--force", packed, out)))
         with open(out, "rb") as f:
             self.assertEqual(f.read(), b"keep me")
         self.assertEqual(sorted(os.listdir(self.dir)), ["in.bin", "in.wz", "old.bin"])

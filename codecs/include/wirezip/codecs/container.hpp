@@ -33,6 +33,11 @@ inline constexpr std::size_t kMaxContainerSpec = 256;
 
 struct ContainerLimits {
   std::uint64_t max_chunk = std::uint64_t{1} << 30;  // the largest chunk (and so frame) a reader accepts
+  // The most original bytes in all: a frame whose declared original size would pass it is refused
+  // before the caller allocates or decodes anything for it (a decompression bomb's 75 bytes can
+  // declare 1 GiB a frame).
+  std::uint64_t max_original = UINT64_MAX;
+  std::string_view max_original_name = "the output cap";  // how the refusal names it (a CLI flag)
 };
 
 struct ContainerHeader {
@@ -52,7 +57,7 @@ class ContainerReader {
   explicit ContainerReader(std::istream& in, ContainerLimits limits = {});
   const ContainerHeader& header() const { return header_; }
   // The next frame, its length and header checked (read_frame_header, original size c or, for the
-  // last frame only, 1..c); nullopt after the end record, whose totals must match what was read.
+  // last frame only, 1..c, and within max_original in all); nullopt after the end record, whose totals must match what was read.
   // Throws wirezip::Error on a truncated or corrupt file.
   std::optional<ContainerFrame> next();
   std::uint64_t frames_read() const { return frames_; }
