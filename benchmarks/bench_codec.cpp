@@ -18,7 +18,7 @@
 
 #include "codec_case.hpp"
 #include "context.hpp"
-#include "version.hpp"
+#include "help.hpp"
 #include "failure_summary.hpp"
 #include "per_tensor.hpp"
 #include "repeated_case.hpp"

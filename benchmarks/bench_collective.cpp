@@ -20,7 +20,7 @@
 #include "mpi_link_setup.hpp"
 #include "mpi_report.hpp"
 #include "ring_links.hpp"
-#include "version.hpp"
+#include "help.hpp"
 #include "repeated_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/collective/ring_math.hpp"

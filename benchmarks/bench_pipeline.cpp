@@ -18,7 +18,7 @@
 #include <deque>
 
 #include "context.hpp"
-#include "version.hpp"
+#include "help.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"

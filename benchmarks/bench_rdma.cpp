@@ -13,7 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
-#include "version.hpp"
+#include "help.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
 #include "mpi_pairs.hpp"

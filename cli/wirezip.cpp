@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "files.hpp"
+#include "wirezip/codecs/build_info.hpp"
 #include "wirezip/codecs/container.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   CLI::App app{"wirezip: compress files into wirezip frames, decompress and inspect them."};
   app.require_subcommand(1);
+  // CLI11 ends the text with a newline of its own.
+  std::string version = codecs::version_text("wirezip");
+  version.pop_back();
+  app.set_version_flag("--version", version, "print the build: version, git sha, compiler, libraries");
 
   const std::uint64_t max_output_default = default_max_output();
   std::string codec{codecs::kBestCodecSpec}, chunk = "1MiB", decoder, in, out, plane_text,
@@ -55,6 +60,8 @@ int main(int argc, char** argv) {
       "refuse input that would write more than SIZE bytes (default: RAM/4, at most 8GiB; here {})",
       max_output_default);
   app.footer(
+      "Example:\n  wirezip compress model.safetensors model.wz && wirezip decompress model.wz copy.safetensors\n"
+      "Each subcommand's options: wirezip SUBCOMMAND --help.\n\n"
       "An existing OUT is replaced only with -f/--force (keeping its mode and owner; a file with other hard\n"
       "links is rewritten in place); devices and FIFOs are written straight. Exit status: 0; 1 on bad input,\n"
       "a refused output or a failed read or write; 2 on bad usage.");

@@ -7,11 +7,11 @@
 
 #include <fstream>
 
+#include "wirezip/codecs/build_info.hpp"
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
-#include "version.hpp"
 
 namespace wirezip::harness {
 namespace {
@@ -66,7 +66,7 @@ std::string read_kernel_choice(const std::string& path) {
 }
 
 std::map<std::string, std::string> host_facts() {
-  std::map<std::string, std::string> facts = build_facts();
+  std::map<std::string, std::string> facts = codecs::build_facts();
   facts["cpu_model"] = cpu_model();
   utsname host{};
   if (uname(&host) == 0) {

@@ -12,7 +12,7 @@
 
 namespace wirezip::harness {
 
-// The host and build facts: build_facts() (version.hpp), cpu_model, kernel,
+// The host and build facts: codecs::build_facts(), cpu_model, kernel,
 // hostname, thp_enabled, thp_defrag, simd_path, host_cpus (CPUs this process may run on).
 std::map<std::string, std::string> host_facts();
 // Adds host_facts() and argv to Google Benchmark's JSON "context" block.

@@ -64,6 +64,18 @@ class VersionTest(unittest.TestCase):
                             "version_lz4", "version_zstd"]:
                     self.assertTrue(facts.get(key), (key, facts))
 
+    def test_the_file_cli_answers_version_and_help(self):
+        version = run("wirezip", "--version")
+        self.assertEqual(version.returncode, 0, version.stderr)
+        first, facts = version_facts(version.stdout)
+        self.assertEqual(first, f"wirezip (wirezip {facts['wirezip_version']})")
+        _, bench_facts = version_facts(run("bench_codec", "--version").stdout)
+        self.assertEqual(facts, bench_facts)  # one build, one set of facts
+        help_text = run("wirezip", "--help")
+        self.assertEqual(help_text.returncode, 0, help_text.stderr)
+        for expected in ["compress", "decompress", "inspect", "Example:", "Exit status"]:
+            self.assertIn(expected, help_text.stdout)
+
     def test_version_is_what_the_json_context_records(self):
         _, facts = version_facts(run("bench_codec", "--version").stdout)
         result, report = run_json(binary("bench_codec"), "--codecs=memcpy", "--datasets=synthetic:weights:size=64KiB",
