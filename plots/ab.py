@@ -64,6 +64,7 @@ def parse_args(argv):
     p.add_argument("--icount-cache", action="store_true", help="--icount: also simulated D1/LL misses per byte")
     p.add_argument("--calibrate", action="store_true", help="measure the gate's false alarms and power here")
     p.add_argument("--trials", type=int, default=30, help="--calibrate: trials per method (default 30)")
+    p.add_argument("--methods", default="kept,ab,icount", help="--calibrate: which methods (default kept,ab,icount)")
     p.add_argument("bench_args", nargs="*", metavar="-- FLAG", help="flags for the benchmark binary, after --")
     return p.parse_args(argv)
 

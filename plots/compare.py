@@ -25,6 +25,7 @@ import sys
 
 import compare_context
 import compare_report
+import paired
 from compare_sides import BadInput, compare_sides, load, parse_metrics, pool
 
 LABEL_KEYS = ("hostname", "kernel", "rdma_device", "rdma_fw_ver", "wirezip_git_sha")
@@ -110,6 +111,7 @@ def main(argv=None):
         return 1
 
     result = compare_sides(sides, metrics, threshold, args.alpha)
+    paired.apply_to_comparison(args.files, result, threshold, args.alpha)  # scripts/ab sides: by round
     names = args.files if args.group_by else list(compare_report.SIDE_NAMES)
     required_keys = {k for file_diffs in diffs for k, _, _ in file_diffs if compare_context.matches(k, required)}
     header = compare_report.context_header(diffs, names, required_keys)
