@@ -96,6 +96,16 @@ def parse_metric_list(text, bench):
     return out
 
 
+def add_cpu_rate(row):
+    """cpu_bytes_per_second: the original bytes per CPU-second of the benchmark's threads. Why: on
+    a shared runner a run gets a varying share of a CPU (a wall-time rate drops while it waits
+    for one); the CPU time counts only the time it ran, so the rate moves far less. It means
+    nothing for cases that wait on a link, whose default gate stays bytes_per_second."""
+    if all(isinstance(row.get(k), (int, float)) for k in ("bytes_per_second", "real_time", "cpu_time")) \
+            and row["cpu_time"] > 0:
+        row["cpu_bytes_per_second"] = row["bytes_per_second"] * row["real_time"] / row["cpu_time"]
+
+
 def run_once(side, args, round_index, workdir):
     """One run of one side: its JSON rows, each tagged with the side and round, names shared by
     both sides. Raises BadInput when the binary fails without any JSON (a flag it rejects, a
@@ -116,6 +126,7 @@ def run_once(side, args, round_index, workdir):
         lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit status {done.returncode}"]
         raise BadInput(f"side {side['name'].upper()} ({side['label']}) failed: {lines[-1]}") from None
     for row in data.get("benchmarks", []):
+        add_cpu_rate(row)
         row["ab_name"] = row["name"]
         row["name"] = side["rename"](row["name"])
         if row.get("run_name"):
@@ -165,7 +176,7 @@ def analyse(merged, metrics, threshold, alpha):
         if "a" in sides and "b" in sides:
             rows.append({"case": case, "metric": metric,
                          **paired.compare_paired(sides["a"], sides["b"], threshold, alpha, direction)})
-    return rows, broken
+    return paired.holm(rows, alpha), broken
 
 
 def report(rows, broken, threshold):
@@ -175,6 +186,7 @@ def report(rows, broken, threshold):
               if r["ci_low"] is not None else "—")
         ratio = f"{r['median_ratio']:.3f}" if r["median_ratio"] is not None else "—"
         p = f"{r['p_value']:.3g}" if r["p_value"] is not None else "—"
+        p += f" ({r['p_adjusted']:.3g} Holm)" if r["p_adjusted"] is not None else ""
         lines.append(f"| {r['case']} | {r['metric']} | {r['base']:.4g} | {r['new']:.4g} | {ratio} | {ci} | {p} | "
                      f"{r['verdict']}{' (' + r['note'] + ')' if r['note'] else ''} |")
     for b in broken:

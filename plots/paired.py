@@ -15,7 +15,9 @@ distribution-free one from order statistics (the sign test's interval: [x_(k), x
 k from the binomial(n, 1/2)), which holds whatever the ratios' distribution.
 
 Verdict: a regression needs both the median ratio past --threshold in the bad direction and
-p < alpha; an improvement the same the other way; else `same`.
+p < alpha, the p adjusted by Holm's method over every case x metric of the comparison (many cases
+at alpha each would otherwise fail a gate on identical code often); an improvement the same the
+other way; else `same`.
 """
 import json
 import math
@@ -65,7 +67,7 @@ def compare_paired(a, b, threshold, alpha, direction="higher"):
            "new": statistics.median(b[r] for r in rounds) if rounds else None,
            "direction": direction, "rounds": len(ratios), "ratios": ratios, "test": "wilcoxon signed-rank (paired)",
            "u_test": False, "p_value": None, "delta_pct": None, "median_ratio": None, "ci_low": None,
-           "ci_high": None, "ci_level": None, "verdict": "same", "note": None,
+           "ci_high": None, "ci_level": None, "verdict": "same", "note": None, "p_adjusted": None,
            "n_base": len(rounds), "n_new": len(rounds)}
     if len(ratios) < 2:
         row["note"] = f"{len(ratios)} paired round(s) with positive values: nothing to compare"
@@ -82,14 +84,35 @@ def compare_paired(a, b, threshold, alpha, direction="higher"):
     if not powered and nonzero:
         row["note"] = (f"{nonzero} rounds: the signed-rank test cannot reach p < {alpha:g} "
                        f"(need >= {MIN_ROUNDS}); threshold alone")
-    significant = row["p_value"] < alpha if powered else nonzero > 0
-    worse = median < 1 - threshold if direction == "higher" else median > 1 + threshold
-    better = median > 1 + threshold if direction == "higher" else median < 1 - threshold
-    if significant and worse:
-        row["verdict"] = "regression"
-    elif significant and better:
-        row["verdict"] = "improvement"
+    row["worse"] = median < 1 - threshold if direction == "higher" else median > 1 + threshold
+    row["better"] = median > 1 + threshold if direction == "higher" else median < 1 - threshold
+    row["significant"] = row["p_value"] < alpha if powered else nonzero > 0
+    decide(row)
     return row
+
+
+def decide(row):
+    """The verdict from the significance and the direction past the threshold."""
+    if row["significant"] and row["worse"]:
+        row["verdict"] = "regression"
+    elif row["significant"] and row["better"]:
+        row["verdict"] = "improvement"
+    else:
+        row["verdict"] = "same"
+
+
+def holm(rows, alpha):
+    """Holm's step-down correction over every row of one comparison (each case x metric is a
+    test): without it, 20 identical cases at alpha 0.05 would fail one gate in two. Sets
+    p_adjusted and re-decides each tested row; rows without a powered test keep their verdict."""
+    tested = sorted((r for r in rows if r.get("u_test") and r.get("p_value") is not None), key=lambda r: r["p_value"])
+    running = 0.0
+    for i, r in enumerate(tested):
+        running = max(running, min(1.0, (len(tested) - i) * r["p_value"]))
+        r["p_adjusted"] = running
+        r["significant"] = running < alpha
+        decide(r)
+    return rows
 
 
 def rounds_of(path):
@@ -131,4 +154,5 @@ def apply_to_comparison(paths, result, threshold, alpha):
         if len(set(av) & set(bv)) >= 2:
             row["cells"][1] = compare_paired(av, bv, threshold, alpha, cell["direction"])
             replaced += 1
+    holm([row["cells"][1] for row in result["rows"] if row["cells"][1] and "rounds" in row["cells"][1]], alpha)
     return replaced

@@ -82,6 +82,18 @@ class PairedStatistics(unittest.TestCase):
         self.assertEqual(row["p_value"], 1.0)
         self.assertEqual(row["verdict"], "same")
 
+    def test_holm_keeps_a_clear_regression_and_drops_a_borderline_one(self):
+        clear = paired.compare_paired(*drifting(10, 0.8, seed=9), 0.05, 0.05)
+        ratios = [0.9, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 1.035, 1.045]  # signed-rank p = 28/1024
+        borderline = paired.compare_paired({r: 1.0 for r in range(10)}, dict(enumerate(ratios)), 0.05, 0.05)
+        self.assertAlmostEqual(borderline["p_value"], 28 / 1024)
+        self.assertEqual(borderline["verdict"], "regression")
+        paired.holm([clear, borderline] + [paired.compare_paired(*drifting(10, 1.0, seed=s), 0.05, 0.05)
+                                           for s in range(11, 14)], 0.05)
+        self.assertEqual(clear["verdict"], "regression")
+        self.assertEqual(borderline["verdict"], "same")
+        self.assertGreater(borderline["p_adjusted"], borderline["p_value"])
+
     def test_signed_rank_p_is_exact(self):
         self.assertAlmostEqual(paired.signed_rank_p([-0.1] * 10), 2 / 1024)
         self.assertAlmostEqual(paired.min_p(6), 0.03125)
