@@ -2,17 +2,21 @@
 one small set of codec cases (the flags after --, default below). Methods:
   kept-baseline  two separate runs of 5 repetitions each, scripts/compare's U test on bytes_per_second
   vs_memcpy      the same runs, gated on vs_memcpy instead
-  interleaved    scripts/ab on identical sides, --rounds rounds per trial
-  icount         scripts/ab --icount on identical sides (codec cases, not memcpy)
-A/A false alarms: trials of identical code whose gate failed (any case). Power: --power-a vs
---power-b, two codec specs of a known true difference (its size is the pooled median ratio over
-every round of every power trial, with its CI), detected as a regression of their compress case
-in how many trials; for icount, the same two specs' instruction counts. Consecutive kept-baseline
-runs form the pairs (n + 1 runs give n trials), as a CI runner comparing each run with the last.
+  interleaved    scripts/ab's rounds on bytes_per_second and on cpu_bytes_per_second
+  icount         scripts/ab --icount's counts (codec cases, not memcpy)
+A/A false alarms: trials of identical code whose gate failed (any case). Power: --codec-a vs
+--codec-b, two codec specs of a true difference (its size is the pooled median ratio of their
+compress case over every round of every trial, with its 99% CI), detected as a regression in how
+many trials; each round runs A, A' (A again) and B in a random order, so A/A and power trials
+share machine states and time. For icount: two data sets whose counts differ by ~1.6%.
+Consecutive kept-baseline runs form the pairs (n + 1 runs give n trials), as a CI runner
+comparing each run with the last.
 """
 import json
 import os
 import statistics
+import subprocess
+import tempfile
 import time
 
 import compare_sides
@@ -23,7 +27,9 @@ from ab_sides import BadInput, binary_in, codec_rename, same
 
 DEFAULT_ARGS = ["--datasets=synthetic:weights:size=4MiB:seed=1", "--chunks=1MiB"]
 DEFAULT_CODEC = "bytegroup:split=exponent+huff"
-ICOUNT_ARGS = ["--datasets=synthetic:weights:size=256KiB:seed=1", "--chunks=64KiB"]
+# Two data sets on which the default codec's compress runs ~1.6% more instructions per byte on the
+# second: the icount power pair (a change the gate must catch every time).
+ICOUNT_DATA = ("synthetic:weights:size=256KiB:seed=3", "synthetic:weights:size=256KiB:seed=1")
 
 
 def side(name, binary, flags, rename=same, label=None):
@@ -33,8 +39,6 @@ def side(name, binary, flags, rename=same, label=None):
 
 def kept_baseline(args, binary, bench_args, trials, log):
     """(false alarms on bytes_per_second, on vs_memcpy, wall s per trial) over consecutive runs."""
-    import subprocess
-    import tempfile
     started = time.monotonic()
     loaded = []
     with tempfile.TemporaryDirectory(prefix="wirezip-cal-") as tmp:
@@ -57,45 +61,58 @@ def kept_baseline(args, binary, bench_args, trials, log):
     return alarms, wall
 
 
-def interleaved(args, sides, trials, log, case_filter=None):
-    """Per trial: gate failed?, detected (case_filter's cases a regression)?, wall s; plus all ratios."""
+def interleaved(args, sides, trials, metric, target, log):
+    """Trials of --rounds rounds, each round running sides A, A' (the same as A) and B in a random
+    order: A vs A' is an A/A trial, A vs B a power trial on the same machine states. Returns
+    per trial {alarm (A/A gate failed on any case), detected (B's `target` cases a regression),
+    wall_s (of one A/B trial: two thirds of the round's time)}, and B/A's ratios pooled over
+    every trial per target case (the true difference)."""
     threshold = percent(args.threshold, "--threshold")
     outcomes, pooled = [], {}
     for t in range(trials):
         started = time.monotonic()
         merged, _, _ = run_rounds(args, sides, args.seed + t if args.seed is not None else None, lambda _: None)
-        rows, broken = analyse(merged, [("bytes_per_second", "higher")], threshold, args.alpha)
-        ok, _ = gate(rows, broken, threshold)
-        hits = [r for r in rows if case_filter and case_filter(r["case"])]
-        for r in hits:
-            pooled.setdefault(r["case"], []).extend(r["ratios"])
-        outcomes.append({"alarm": not ok, "detected": bool(hits) and all(r["verdict"] == "regression" for r in hits),
-                         "wall_s": time.monotonic() - started})
-        log(f"calibrate: trial {t + 1}/{trials}: gate {'FAIL' if not ok else 'pass'}"
-            + (f", {[round(r['median_ratio'], 3) for r in hits]}" if hits else ""))
+        outcome = {"wall_s": (time.monotonic() - started) * 2 / 3}
+        for m in metric:
+            aa, broken = analyse({"a": merged["a"], "b": merged["a2"]}, [(m, "higher")], threshold, args.alpha)
+            ok, _ = gate(aa, broken, threshold)
+            ab_rows, _ = analyse({"a": merged["a"], "b": merged["b"]}, [(m, "higher")], threshold, args.alpha)
+            hits = [r for r in ab_rows if target(r["case"])]
+            for r in hits:
+                pooled.setdefault((m, r["case"]), []).extend(r["ratios"])
+            outcome[m] = {"alarm": not ok, "detected": bool(hits) and all(r["verdict"] == "regression" for r in hits),
+                          "aa_worst": min((r["median_ratio"] for r in aa if r["median_ratio"]), default=None)}
+        outcomes.append(outcome)
+        log(f"calibrate: trial {t + 1}/{trials}: " + ", ".join(
+            f"{m}: A/A {'ALARM' if outcome[m]['alarm'] else 'ok'}, B {'caught' if outcome[m]['detected'] else 'missed'}"
+            for m in metric))
     return outcomes, pooled
 
 
-def icount_trials(args, sides, trials, log):
-    """Counts every codec case of sides[0] trials+1 times and of sides[1] once: (A/A false alarms
-    over consecutive counts, the B/A verdicts, wall s per count)."""
+def icount_trials(args, binary, codec, trials, log):
+    """Counts every codec case of one data set trials+1 times (A/A pairs: consecutive counts), and
+    in each trial the compress case on a second data set whose instructions per byte differ by
+    ~1.6% (a real difference the gate must see). Returns (A/A false alarms, largest A/A
+    |B/A - 1|, the power pair's verdicts per trial, wall s of one trial)."""
     threshold = percent(args.icount_threshold, "--icount-threshold")
-    args.icount_cache = False
-    cases = [c for c in icount.list_cases(sides[0], ICOUNT_ARGS, args.run_timeout) if "/memcpy/" not in c]
-    import tempfile
-    counts = []
+    sides = [side(name, binary, [f"--codecs={codec}", f"--datasets={spec}", "--chunks=64KiB"],
+                  lambda case, spec=spec: case.replace(spec, "data"), spec) for name, spec in zip("ab", ICOUNT_DATA)]
+    cases = [[c for c in icount.list_cases(s, [], args.run_timeout) if "/memcpy/" not in c] for s in sides]
+    compress = [c for c in cases[1] if "/compress/" in c]
+    counts, power = [], []
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="wirezip-cal-") as tmp:
-        for _ in range(trials + 1):
-            counts.append([icount.count_case(sides[0], ICOUNT_ARGS, c, False, tmp, args.run_timeout) for c in cases])
-        wall = (time.monotonic() - started) / (trials + 1)
-        other = [icount.count_case(sides[1], ICOUNT_ARGS, c.replace(sides[0]["label"], sides[1]["label"]), False,
-                                   tmp, args.run_timeout) for c in cases]
+        counts.append([icount.count_case(sides[0], [], c, False, tmp, args.run_timeout) for c in cases[0]])
+        for _ in range(trials):
+            counts.append([icount.count_case(sides[0], [], c, False, tmp, args.run_timeout) for c in cases[0]])
+            other = [icount.count_case(sides[1], [], c, False, tmp, args.run_timeout) for c in compress]
+            power.extend(icount.verdicts(counts[-1], other, threshold))
+    wall = (time.monotonic() - started) / trials
     alarms = sum(any(r["verdict"] != "same" for r in icount.verdicts(a, b, threshold)) for a, b in zip(counts, counts[1:]))
     spread = max(abs(r["ratio"] - 1) for a, b in zip(counts, counts[1:]) for r in icount.verdicts(a, b, 0))
-    power = icount.verdicts(counts[0], other, threshold)
-    log(f"calibrate: icount A/A {alarms}/{trials} (largest |B/A - 1| {spread:.2e}); power {power}")
-    return alarms, spread, power, 2 * wall
+    log(f"calibrate: icount A/A {alarms}/{trials} (largest |B/A - 1| {spread:.2e}); second data set: "
+        + ", ".join(sorted({f"{r['ratio']:.4f} {r['verdict']}" for r in power})))
+    return alarms, spread, power, wall
 
 
 def main(args, log=print):
@@ -116,29 +133,29 @@ def main(args, log=print):
               "rounds": args.rounds, "threshold": args.threshold, "icount_threshold": args.icount_threshold,
               "load_before": os.getloadavg()}
     started = time.monotonic()
-    a = side("a", binary, [f"--codecs={codec}"] + bench_args)
     if "kept" in args.methods:
         alarms, wall = kept_baseline(args, binary, [f"--codecs={codec}"] + bench_args, trials, log)
         table.append(["kept-baseline (compare, 5+5 reps)", trials, alarms["bytes_per_second"], None, wall])
         table.append(["vs_memcpy (compare, 5+5 reps)", trials, alarms["vs_memcpy"], None, wall])
     if "ab" in args.methods:
-        aa, _ = interleaved(args, [a, dict(a, name="b")], trials, log)
-        pa = side("a", binary, [f"--codecs={codec}"] + bench_args, codec_rename(codec))
-        pb = side("b", binary, [f"--codecs={slower}"] + bench_args, codec_rename(slower))
-        power, pooled = interleaved(args, [pa, pb], trials, log, lambda case: "/codec/" in case and "/compress" in case)
-        truth = {case: {"median_ratio": statistics.median(r), "ci": paired.median_ci(r, 0.01)[:2], "rounds": len(r)}
-                 for case, r in pooled.items()}
-        report["power_truth"] = truth
-        wall = statistics.median(o["wall_s"] for o in aa + power)
-        table.append([f"interleaved A/B ({args.rounds} rounds)", trials, sum(o["alarm"] for o in aa),
-                      sum(o["detected"] for o in power) / trials, wall])
+        metrics = ("bytes_per_second", "cpu_bytes_per_second")
+        args.bench_args = bench_args  # run_once adds them to each side's command
+        pa = side("a", binary, [f"--codecs={codec}"], codec_rename(codec))
+        pb = side("b", binary, [f"--codecs={slower}"], codec_rename(slower))
+        outcomes, pooled = interleaved(args, [pa, dict(pa, name="a2"), pb], trials, metrics,
+                                       lambda case: case.startswith("codec/codec/") and "/compress/" in case, log)
+        report["power_truth"] = {f"{m} {case}": {"median_ratio": statistics.median(r), "ci": paired.median_ci(r, 0.01)[:2],
+                                                 "rounds": len(r)} for (m, case), r in pooled.items()}
+        report["interleaved_trials"] = outcomes
+        wall = statistics.median(o["wall_s"] for o in outcomes)
+        for m in metrics:
+            table.append([f"interleaved A/B on {m} ({args.rounds} rounds)", trials,
+                          sum(o[m]["alarm"] for o in outcomes), sum(o[m]["detected"] for o in outcomes) / trials, wall])
     if "icount" in args.methods:
-        ia = side("a", binary, [f"--codecs={codec}"], codec_rename(codec), codec)
-        ib = side("b", binary, [f"--codecs={slower}"], codec_rename(slower), slower)
-        alarms, spread, power, wall = icount_trials(args, [ia, ib], trials, log)
-        report["icount_power"] = power
+        alarms, spread, power, wall = icount_trials(args, binary, codec, trials, log)
+        report["icount_power"] = power[0] if power else None
         report["icount_aa_largest_change"] = spread
-        table.append(["instruction counts (cachegrind)", trials, alarms,
+        table.append(["instruction counts (callgrind)", trials, alarms,
                       sum(r["verdict"] == "regression" for r in power) / len(power), wall])
     report["load_after"] = os.getloadavg()
     report["wall_s"] = time.monotonic() - started
