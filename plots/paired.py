@@ -9,7 +9,8 @@ two-sided. Why this one:
   power than the sign test at the 6-20 rounds a gate can afford.
 - A bootstrap CI of the median is unreliable at 10 rounds: the bootstrap distribution of a
   median of 10 points takes only a handful of values and under-covers.
-- The exact signed-rank test reaches p = 2/2^n at best: 6 rounds give 0.031, 10 give 0.002.
+- The exact signed-rank test reaches p = 2/2^n at best: 6 rounds give 0.031, 10 give 0.002;
+  with fewer than 6 rounds there is no verdict (a row says so), never a threshold-only one.
 The point estimate is the median of the per-round ratios; its confidence interval is the
 distribution-free one from order statistics (the sign test's interval: [x_(k), x_(n-k+1)] with
 k from the binomial(n, 1/2)), which holds whatever the ratios' distribution.
@@ -83,10 +84,11 @@ def compare_paired(a, b, threshold, alpha, direction="higher"):
     row["u_test"] = powered  # compare_report marks an underpowered p with this flag
     if not powered and nonzero:
         row["note"] = (f"{nonzero} rounds: the signed-rank test cannot reach p < {alpha:g} "
-                       f"(need >= {MIN_ROUNDS}); threshold alone")
+                       f"(need >= {MIN_ROUNDS}); no verdict")
     row["worse"] = median < 1 - threshold if direction == "higher" else median > 1 + threshold
     row["better"] = median > 1 + threshold if direction == "higher" else median < 1 - threshold
-    row["significant"] = row["p_value"] < alpha if powered else nonzero > 0
+    # Too few rounds give no verdict: the threshold alone fails identical code on a drifting host.
+    row["significant"] = powered and row["p_value"] < alpha
     decide(row)
     return row
 

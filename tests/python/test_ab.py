@@ -70,12 +70,12 @@ class PairedStatistics(unittest.TestCase):
         self.assertEqual(row["rounds"], 2)
         self.assertEqual(row["ratios"], [0.5, 0.5])
 
-    def test_too_few_rounds_say_so_and_fall_back_to_the_threshold(self):
+    def test_too_few_rounds_say_so_and_give_no_verdict(self):
         a, b = drifting(4, 0.8, seed=6)
         row = paired.compare_paired(a, b, 0.05, 0.05)
         self.assertFalse(row["u_test"])
         self.assertIn("need >= 6", row["note"])
-        self.assertEqual(row["verdict"], "regression")
+        self.assertEqual(row["verdict"], "same")
 
     def test_identical_values_give_p_one_and_same(self):
         row = paired.compare_paired({r: 5.0 for r in range(8)}, {r: 5.0 for r in range(8)}, 0.0, 0.05)
