@@ -50,7 +50,8 @@ def parse_args(argv):
                    help="the build of --codec-X / --peer-X runs (default: build/ of this checkout)")
     p.add_argument("--rounds", type=int, default=10, help="rounds, each one run of A and one of B (default 10)")
     p.add_argument("--seed", type=int, help="seed of the per-round order (default: drawn, and printed)")
-    p.add_argument("--min-time", default="0.05", help="--benchmark_min_time of each run in s (default 0.05)")
+    p.add_argument("--min-time", default="0.01", help="--benchmark_min_time of each run in s (default 0.01)")
+    p.add_argument("--reps", type=int, default=5, help="repetitions per run; a round keeps the best (default 5)")
     p.add_argument("--threshold", default="5%", help="relative change counted as a regression (default 5%%)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--metric", default=None, help="comma-separated gated metrics, NAME or NAME:higher|lower "
@@ -112,7 +113,7 @@ def run_once(side, args, round_index, workdir):
     peer it cannot reach): a run like that would fail the same way every round."""
     out = os.path.join(workdir, f"{side['name']}-{round_index}.json")
     argv = side["command"] + list(args.bench_args) + [
-        "--benchmark_repetitions=1", f"--benchmark_min_time={args.min_time}", f"--benchmark_out={out}",
+        f"--benchmark_repetitions={args.reps}", f"--benchmark_min_time={args.min_time}", f"--benchmark_out={out}",
         "--benchmark_out_format=json"]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout, env=run_env(args))
@@ -155,6 +156,14 @@ def run_rounds(args, sides, seed, log):
     return merged, orders, statuses
 
 
+def best(direction, kept, value):
+    """The best of a round's repetitions. Why: a neighbour's load only ever slows a run down, so
+    the fastest of a few short repetitions is the least disturbed one."""
+    if kept is None:
+        return value
+    return max(kept, value) if direction == "higher" else min(kept, value)
+
+
 def analyse(merged, metrics, threshold, alpha):
     """Per case and metric, the paired comparison; plus the cases broken on a side."""
     values = {}
@@ -167,9 +176,10 @@ def analyse(merged, metrics, threshold, alpha):
                 broken.append({"side": side.upper(), "case": row["name"], "round": row["ab_round"],
                                "reason": row.get("error_message") or f"verified={row.get('verified')}"})
                 continue
-            for metric, _ in metrics:
+            for metric, direction in metrics:
                 if isinstance(row.get(metric), (int, float)):
-                    values.setdefault((row["name"], metric), {}).setdefault(side, {})[row["ab_round"]] = row[metric]
+                    by_round = values.setdefault((row["name"], metric), {}).setdefault(side, {})
+                    by_round[row["ab_round"]] = best(direction, by_round.get(row["ab_round"]), row[metric])
     rows = []
     for (case, metric), sides in values.items():
         direction = dict(metrics)[metric]
@@ -207,6 +217,8 @@ def run_ab(args, log=print):
     """The A/B comparison; returns (exit status, ab.json's document)."""
     threshold = percent(args.threshold, "--threshold")
     metrics = parse_metric_list(args.metric, args.bench)
+    if args.reps < 1:
+        raise BadInput(f"--reps: need at least 1 (got {args.reps})")
     if args.rounds < 2:
         raise BadInput(f"--rounds: need at least 2 (got {args.rounds}); {paired.MIN_ROUNDS}+ for the test")
     for flag in args.bench_args:

@@ -4,8 +4,8 @@ one small set of codec cases (the flags after --, default below). Methods:
   vs_memcpy      the same runs, gated on vs_memcpy instead
   interleaved    scripts/ab's rounds on bytes_per_second and on cpu_bytes_per_second
   icount         scripts/ab --icount's counts (codec cases, not memcpy)
-A/A false alarms: trials of identical code whose gate failed (any case). Power: --codec-a vs
---codec-b, two codec specs of a true difference (its size is the pooled median ratio of their
+A/A false alarms: trials of identical code whose gate failed (any case). Power: the codec on 1 MiB
+vs 256 KiB chunks (or --codec-a vs --codec-b), two configurations of a true difference (its size is the pooled median ratio of their
 compress case over every round of every trial, with its 99% CI), detected as a regression in how
 many trials; each round runs A, A' (A again) and B in a random order, so A/A and power trials
 share machine states and time. For icount: two data sets whose counts differ by ~1.6%.
@@ -25,11 +25,21 @@ import paired
 from ab import analyse, gate, percent, run_rounds
 from ab_sides import BadInput, binary_in, codec_rename, same
 
-DEFAULT_ARGS = ["--datasets=synthetic:weights:size=4MiB:seed=1", "--chunks=1MiB"]
+DEFAULT_ARGS = ["--datasets=synthetic:weights:size=4MiB:seed=1"]
+# The power pair without --codec-b: the same codec on 1 MiB and on 256 KiB chunks. Each chunk has
+# its own tables and header, so the smaller chunks cost ~12% more instructions per byte
+# (callgrind, exponent+huff compress) and a like share of time; the rounds measure how much.
+POWER_CHUNKS = ("1MiB", "256KiB")
 DEFAULT_CODEC = "bytegroup:split=exponent+huff"
 # Two data sets on which the default codec's compress runs ~1.6% more instructions per byte on the
 # second: the icount power pair (a change the gate must catch every time).
 ICOUNT_DATA = ("synthetic:weights:size=256KiB:seed=3", "synthetic:weights:size=256KiB:seed=1")
+
+
+def chunk_rename(spec):
+    """Case names with the codec spec and the chunk size as one name, so both chunk sizes pair up."""
+    codec = codec_rename(spec)
+    return lambda name: "/".join("chunk" if part.startswith("chunk:") else part for part in codec(name).split("/"))
 
 
 def side(name, binary, flags, rename=same, label=None):
@@ -124,9 +134,6 @@ def main(args, log=print):
         raise BadInput(f"--trials: need at least 1 (got {trials})")
     codec = args.codec_a or DEFAULT_CODEC
     slower = args.codec_b
-    if not slower:
-        raise BadInput("--calibrate needs --codec-b: a codec spec measurably slower than --codec-a "
-                       f"(default {DEFAULT_CODEC}) for the power trials")
     bench_args = list(args.bench_args) or DEFAULT_ARGS
     table = []
     report = {"binary": binary, "bench_args": bench_args, "codec_a": codec, "codec_b": slower, "trials": trials,
@@ -140,8 +147,12 @@ def main(args, log=print):
     if "ab" in args.methods:
         metrics = ("bytes_per_second", "cpu_bytes_per_second")
         args.bench_args = bench_args  # run_once adds them to each side's command
-        pa = side("a", binary, [f"--codecs={codec}"], codec_rename(codec))
-        pb = side("b", binary, [f"--codecs={slower}"], codec_rename(slower))
+        if slower:  # two codec specs of a true difference
+            pa = side("a", binary, [f"--codecs={codec}"], codec_rename(codec))
+            pb = side("b", binary, [f"--codecs={slower}"], codec_rename(slower))
+        else:
+            pa, pb = (side(name, binary, [f"--codecs={codec}", f"--chunks={chunk}"], chunk_rename(codec))
+                      for name, chunk in zip("ab", POWER_CHUNKS))
         outcomes, pooled = interleaved(args, [pa, dict(pa, name="a2"), pb], trials, metrics,
                                        lambda case: case.startswith("codec/codec/") and "/compress/" in case, log)
         report["power_truth"] = {f"{m} {case}": {"median_ratio": statistics.median(r), "ci": paired.median_ci(r, 0.01)[:2],
