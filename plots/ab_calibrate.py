@@ -91,7 +91,8 @@ def interleaved(args, sides, trials, metric, target, log):
             for r in hits:
                 pooled.setdefault((m, r["case"]), []).extend(r["ratios"])
             outcome[m] = {"alarm": not ok, "detected": bool(hits) and all(r["verdict"] == "regression" for r in hits),
-                          "aa_worst": min((r["median_ratio"] for r in aa if r["median_ratio"]), default=None)}
+                          # every row's per-round ratios, so other statistics can be judged on the same runs
+                          "aa": {r["case"]: r["ratios"] for r in aa}, "ab": {r["case"]: r["ratios"] for r in ab_rows}}
         outcomes.append(outcome)
         log(f"calibrate: trial {t + 1}/{trials}: " + ", ".join(
             f"{m}: A/A {'ALARM' if outcome[m]['alarm'] else 'ok'}, B {'caught' if outcome[m]['detected'] else 'missed'}"

@@ -9,8 +9,10 @@ two-sided. Why this one:
   power than the sign test at the 6-20 rounds a gate can afford.
 - A bootstrap CI of the median is unreliable at 10 rounds: the bootstrap distribution of a
   median of 10 points takes only a handful of values and under-covers.
-- The exact signed-rank test reaches p = 2/2^n at best: 6 rounds give 0.031, 10 give 0.002;
-  with fewer than 6 rounds there is no verdict (a row says so), never a threshold-only one.
+- The test is one-sided, in the direction the median ratio moved: a gate asks "is B slower?" (or
+  "faster?"), each alone a test at alpha. The exact one-sided test reaches p = 1/2^n at best: 5
+  rounds give 0.031, 10 give 0.001; with fewer than 5 rounds there is no verdict (a row says so),
+  never a threshold-only one.
 The point estimate is the median of the per-round ratios; its confidence interval is the
 distribution-free one from order statistics (the sign test's interval: [x_(k), x_(n-k+1)] with
 k from the binomial(n, 1/2)), which holds whatever the ratios' distribution.
@@ -26,7 +28,7 @@ import statistics
 
 from scipy.stats import binom, wilcoxon
 
-MIN_ROUNDS = 6  # the exact two-sided signed-rank test cannot reach p < 0.05 with fewer
+MIN_ROUNDS = 5  # the exact one-sided signed-rank test cannot reach p < 0.05 with fewer
 
 
 def min_p(n):
@@ -46,15 +48,13 @@ def median_ci(values, alpha):
     return xs[k - 1], xs[n - k], level
 
 
-def signed_rank_p(log_ratios):
-    """Exact two-sided Wilcoxon signed-rank p on the log-ratios; 1.0 when every one is zero (the
-    sides are identical, e.g. instruction counts of the same code)."""
+def signed_rank_p(log_ratios, alternative="two-sided"):
+    """Exact Wilcoxon signed-rank p on the log-ratios ("less": B below A); 1.0 when every one is
+    zero (the sides are identical, e.g. instruction counts of the same code)."""
     nonzero = [x for x in log_ratios if x != 0]
-    if not nonzero:
+    if len(nonzero) < 2:
         return 1.0
-    if len(nonzero) == 1:
-        return 1.0
-    return float(wilcoxon(nonzero, alternative="two-sided", method="exact").pvalue)
+    return float(wilcoxon(nonzero, alternative=alternative, method="exact").pvalue)
 
 
 def compare_paired(a, b, threshold, alpha, direction="higher"):
@@ -78,9 +78,12 @@ def compare_paired(a, b, threshold, alpha, direction="higher"):
     row["delta_pct"] = 100 * (median - 1)
     row["ci_low"], row["ci_high"], row["ci_level"] = median_ci(ratios, alpha)
     logs = [math.log(r) for r in ratios]
-    row["p_value"] = signed_rank_p(logs)
+    # One-sided, in the direction the median moved: the gate asks "is B worse" (or "better"), and
+    # each of those questions alone is a test at alpha; the two-sided p is kept for the record.
+    row["p_two_sided"] = signed_rank_p(logs)
+    row["p_value"] = signed_rank_p(logs, "less" if median < 1 else "greater")
     nonzero = sum(x != 0 for x in logs)
-    powered = min_p(nonzero) < alpha
+    powered = min_p(nonzero) / 2 < alpha
     row["u_test"] = powered  # compare_report marks an underpowered p with this flag
     if not powered and nonzero:
         row["note"] = (f"{nonzero} rounds: the signed-rank test cannot reach p < {alpha:g} "

@@ -74,7 +74,7 @@ class PairedStatistics(unittest.TestCase):
         a, b = drifting(4, 0.8, seed=6)
         row = paired.compare_paired(a, b, 0.05, 0.05)
         self.assertFalse(row["u_test"])
-        self.assertIn("need >= 6", row["note"])
+        self.assertIn("need >= 5", row["note"])
         self.assertEqual(row["verdict"], "same")
 
     def test_identical_values_give_p_one_and_same(self):
@@ -84,9 +84,9 @@ class PairedStatistics(unittest.TestCase):
 
     def test_holm_keeps_a_clear_regression_and_drops_a_borderline_one(self):
         clear = paired.compare_paired(*drifting(10, 0.8, seed=9), 0.05, 0.05)
-        ratios = [0.9, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 1.035, 1.045]  # signed-rank p = 28/1024
+        ratios = [0.9, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 1.035, 1.045]  # one-sided p = 14/1024
         borderline = paired.compare_paired({r: 1.0 for r in range(10)}, dict(enumerate(ratios)), 0.05, 0.05)
-        self.assertAlmostEqual(borderline["p_value"], 28 / 1024)
+        self.assertAlmostEqual(borderline["p_value"], 14 / 1024)
         self.assertEqual(borderline["verdict"], "regression")
         paired.holm([clear, borderline] + [paired.compare_paired(*drifting(10, 1.0, seed=s), 0.05, 0.05)
                                            for s in range(11, 14)], 0.05)
@@ -94,9 +94,12 @@ class PairedStatistics(unittest.TestCase):
         self.assertEqual(borderline["verdict"], "same")
         self.assertGreater(borderline["p_adjusted"], borderline["p_value"])
 
-    def test_signed_rank_p_is_exact(self):
+    def test_signed_rank_p_is_exact_and_one_sided_in_the_median_direction(self):
         self.assertAlmostEqual(paired.signed_rank_p([-0.1] * 10), 2 / 1024)
-        self.assertAlmostEqual(paired.min_p(6), 0.03125)
+        self.assertAlmostEqual(paired.signed_rank_p([-0.1] * 10, "less"), 1 / 1024)
+        row = paired.compare_paired({r: 1.0 for r in range(10)}, {r: 0.8 for r in range(10)}, 0.05, 0.05)
+        self.assertAlmostEqual(row["p_value"], 1 / 1024)
+        self.assertAlmostEqual(row["p_two_sided"], 2 / 1024)
 
     def test_median_ci_uses_order_statistics(self):
         low, high, level = paired.median_ci(list(range(1, 11)), 0.05)
@@ -192,6 +195,12 @@ class EndToEnd(unittest.TestCase):
             self.assertTrue(math.isfinite(r["median_ratio"]))
             self.assertIn(r["verdict"], ("same", "regression", "improvement"))
         self.assertEqual(result.returncode, 0 if doc["ab"]["pass"] else 1)
+        # instructions_per_byte is in every case where the PMU counts, in none (with the reason) where not.
+        measured = [r for r in doc["benchmarks"] if r.get("run_type") != "aggregate"]
+        if doc["context"]["instructions"].startswith("unavailable: "):
+            self.assertFalse(any("instructions_per_byte" in r for r in measured))
+        else:
+            self.assertTrue(all(r["instructions_per_byte"] > 0 for r in measured))
 
     def test_bad_input_exits_2_with_one_line(self):
         result = subprocess.run([SCRIPT, "--codec-a=memcpy", "--rounds=3"], capture_output=True, text=True, timeout=60)
