@@ -4,9 +4,10 @@ wolf on a host whose speed drifts.
 Two separate runs (a kept baseline against a new run) compare two machine states as much as two
 codes: on a shared 2-vCPU runner one build's rate spans 45% within minutes. scripts/ab instead
 runs side A and side B alternately for --rounds rounds (the order within each round drawn from a
-seeded RNG, the seed printed), each run one short repetition of every selected case, and judges
-the per-round ratio B/A: both sides of a round saw the same machine state, so the drift cancels
-in the ratio. The statistic (Wilcoxon signed-rank on log-ratios) is explained in plots/paired.py.
+seeded RNG, the seed printed), each run --reps short repetitions of every selected case of which
+the round keeps the best, and judges the per-round ratio B/A: both sides of a round saw the same
+machine state, so the drift cancels in the ratio. The statistic (Wilcoxon signed-rank on
+log-ratios, Holm-corrected over the cases) is explained in plots/paired.py.
 
 Sides: --build-a/--build-b (two build directories), --rev-a/--rev-b (two git revisions, built
 here), --codec-a/--codec-b (two codec specs, one build), --peer-a/--peer-b (two servers).
@@ -57,6 +58,8 @@ def parse_args(argv):
     p.add_argument("--metric", default=None, help="comma-separated gated metrics, NAME or NAME:higher|lower "
                    "(default: bytes_per_second; busbw for bench_collective)")
     p.add_argument("--ranks", type=int, default=2, help="bench_collective: mpirun -np (default 2)")
+    p.add_argument("--peer-wait", type=float, default=30,
+                   help="--peer-X: seconds a refused connection is retried while a server restarts (default 30)")
     p.add_argument("--run-timeout", type=float, default=900, help="seconds one run may take (default 900)")
     p.add_argument("--out", default="ab-out", help="directory for a.json, b.json, ab.json (default ab-out)")
     p.add_argument("--cache-dir", help="where --rev worktrees are built (default ~/.cache/wirezip-ab)")
@@ -115,17 +118,25 @@ def run_once(side, args, round_index, workdir):
     argv = side["command"] + list(args.bench_args) + [
         f"--benchmark_repetitions={args.reps}", f"--benchmark_min_time={args.min_time}", f"--benchmark_out={out}",
         "--benchmark_out_format=json"]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout, env=run_env(args))
-    except subprocess.TimeoutExpired:
-        raise BadInput(f"side {side['name'].upper()} round {round_index}: no result within "
-                       f"{args.run_timeout:g} s (--run-timeout)") from None
-    try:
-        with open(out) as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit status {done.returncode}"]
-        raise BadInput(f"side {side['name'].upper()} ({side['label']}) failed: {lines[-1]}") from None
+    # A --serve side quits after each client run: with --peer-X, a refused connection is retried
+    # while the server restarts (in the loop docs/GATE.md shows), for at most --peer-wait seconds.
+    deadline = time.monotonic() + (args.peer_wait if side.get("peer") else 0)
+    while True:
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout, env=run_env(args))
+        except subprocess.TimeoutExpired:
+            raise BadInput(f"side {side['name'].upper()} round {round_index}: no result within "
+                           f"{args.run_timeout:g} s (--run-timeout)") from None
+        try:
+            with open(out) as f:
+                data = json.load(f)
+            break
+        except (OSError, ValueError):
+            lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit status {done.returncode}"]
+            if "Connection refused" in lines[-1] and time.monotonic() < deadline:
+                time.sleep(0.5)
+                continue
+            raise BadInput(f"side {side['name'].upper()} ({side['label']}) failed: {lines[-1]}") from None
     for row in data.get("benchmarks", []):
         add_cpu_rate(row)
         row["ab_name"] = row["name"]

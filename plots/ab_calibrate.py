@@ -173,7 +173,7 @@ def main(args, log=print):
     report["wall_s"] = time.monotonic() - started
     report["table"] = [dict(zip(("method", "trials", "aa_false_alarms", "power", "minutes_per_trial"),
                                 row[:4] + [row[4] / 60])) for row in table]
-    log("| method | trials | A/A false alarms | power at the --codec-b difference | minutes per trial |")
+    log("| method | trials | A/A false alarms | power (true difference below) | minutes per trial |")
     log("|---|---|---|---|---|")
     for method, n, alarms, power, wall in table:
         log(f"| {method} | {n} | {alarms}/{n} ({100 * alarms / n:.0f}%) | "

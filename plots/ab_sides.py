@@ -107,7 +107,8 @@ def make_sides(args, log=print):
                  for spec in (a, b)]
     else:
         binary = binary_in(args.build, args.bench)
-        sides = [{"label": peer, "binary": binary, "flags": [f"--peer={peer}"], "rename": same} for peer in (a, b)]
+        sides = [{"label": peer, "binary": binary, "flags": [f"--peer={peer}"], "rename": same, "peer": True}
+                 for peer in (a, b)]
     for side, name in zip(sides, "ab"):
         side["name"] = name
         side["command"] = mpi_prefix(args) + [side["binary"]] + side["flags"]
