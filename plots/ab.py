@@ -30,7 +30,7 @@ import time
 import paired
 from ab_sides import BENCHES, BadInput, make_sides, run_env
 
-DEFAULT_METRICS = {"bench_codec": "bytes_per_second", "bench_rdma": "bytes_per_second",
+DEFAULT_METRICS = {"bench_codec": "cpu_bytes_per_second", "bench_rdma": "bytes_per_second",
                    "bench_pipeline": "bytes_per_second", "bench_collective": "busbw"}
 LOWER_IS_BETTER = ("real_time", "cpu_time", "mr_reg_us", "first_touch_us", "instructions_per_byte")
 OWN_FLAGS = ("--benchmark_repetitions", "--benchmark_out", "--benchmark_out_format", "--benchmark_format")
@@ -56,7 +56,7 @@ def parse_args(argv):
     p.add_argument("--threshold", default="5%", help="relative change counted as a regression (default 5%%)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--metric", default=None, help="comma-separated gated metrics, NAME or NAME:higher|lower "
-                   "(default: bytes_per_second; busbw for bench_collective)")
+                   "(default: cpu_bytes_per_second for bench_codec, chosen by --calibrate; busbw for bench_collective; bytes_per_second otherwise)")
     p.add_argument("--ranks", type=int, default=2, help="bench_collective: mpirun -np (default 2)")
     p.add_argument("--peer-wait", type=float, default=30,
                    help="--peer-X: seconds a refused connection is retried while a server restarts (default 30)")
