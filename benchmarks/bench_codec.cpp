@@ -20,6 +20,7 @@
 #include "context.hpp"
 #include "help.hpp"
 #include "failure_summary.hpp"
+#include "instruction_counter.hpp"
 #include "per_tensor.hpp"
 #include "repeated_case.hpp"
 #include "wirezip/codecs/decoders.hpp"
@@ -176,6 +177,10 @@ int main(int argc, char** argv) {
     if (per_tensor) return run_per_tensor(config, per_tensor_out, argc, argv);
     for (const std::string& spec : config.datasets) data.push_back(datasets::load_dataset(spec));
     harness::add_host_context(argc, argv);
+    // instructions_per_byte is in every case where the PMU counts, and absent (with the reason
+    // here) where it does not: a zero would read as a measurement.
+    const std::string& no_counter = harness::InstructionCounter::unavailable_reason();
+    benchmark::AddCustomContext("instructions", no_counter.empty() ? "perf_event_open, user space" : "unavailable: " + no_counter);
     if (!config.cpus.empty()) benchmark::AddCustomContext("cpus", cpus::format(config.cpus));
     register_cases(config, data);
     return harness::exit_status("bench_codec", harness::run_cases());

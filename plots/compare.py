@@ -36,6 +36,7 @@ import sys
 
 import compare_context
 import compare_report
+import paired
 from compare_input import BadInput, load, pool
 from compare_sides import JUDGED, compare_sides, parse_metrics
 
@@ -138,6 +139,7 @@ def main(argv=None):
         return 1
 
     result = compare_sides(sides, metrics, threshold, args.alpha)
+    paired.apply_to_comparison(args.files, result, threshold, args.alpha)  # scripts/ab sides: by round
     names = args.files if args.group_by else list(compare_report.SIDE_NAMES)
     required_keys = {k for file_diffs in diffs for k, _, _ in file_diffs if compare_context.matches(k, required)}
     header = compare_report.context_header(diffs, names, required_keys)

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "instruction_counter.hpp"
 #include "repeated_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
@@ -57,6 +58,17 @@ void decompress_all(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::b
     codec.decompress(std::span(mine.frames[i]).first(mine.frame_sizes[i]), out);
     offset += out.size();
   }
+}
+
+// The timed work of one iteration, in a function of its own that is never inlined: the
+// instruction-count mode (plots/icount.py) collects under cachegrind only inside it
+// (--toggle-collect=*timed_codec_pass*), so setup, verification and the harness do not count.
+[[gnu::noinline]] void timed_codec_pass(Direction direction, codecs::Codec& codec, ThreadChunks& mine,
+                                        std::vector<std::byte>& restored) {
+  if (direction == Direction::compress)
+    compress_all(codec, mine);
+  else
+    decompress_all(codec, mine, restored);
 }
 
 // Restores every chunk and compares it with the original; throws on the first difference.
@@ -199,14 +211,12 @@ void run_codec_case(benchmark::State& state, const CodecCase& config) {
   if (!ok) clock.leave(threads);  // an error skips the loop
 
   double wall_seconds = 0;
+  InstructionCounter instructions;  // this thread's, around the timed work only
   for (auto _ : state) {
     clock.start(threads);
-    ok = guarded(state, [&] {
-      if (config.direction == Direction::compress)
-        compress_all(*codec, mine);
-      else
-        decompress_all(*codec, mine, restored);
-    });
+    instructions.resume();
+    ok = guarded(state, [&] { timed_codec_pass(config.direction, *codec, mine, restored); });
+    instructions.pause();
     if (!ok) {
       clock.leave(threads);
       break;
@@ -222,6 +232,11 @@ void run_codec_case(benchmark::State& state, const CodecCase& config) {
   double rate = 0;  // all threads' bytes over the wall time, as Google Benchmark's bytes_per_second
   if (ok) {
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * mine.original_bytes));
+    const auto count = instructions.total();
+    if (count && mine.original_bytes > 0)  // per byte of this thread's share, averaged over threads
+      state.counters["instructions_per_byte"] = benchmark::Counter(
+          static_cast<double>(*count) / (static_cast<double>(state.iterations()) * static_cast<double>(mine.original_bytes)),
+          benchmark::Counter::kAvgThreads);
     if (wall_seconds > 0)
       rate = static_cast<double>(state.iterations()) * static_cast<double>(config.dataset->bytes.size()) / wall_seconds;
   }
