@@ -45,11 +45,13 @@ def check_unique(benchmarks):
     that wrote it, repetition_index the repetition (0..repetitions-1), aggregate_name the
     statistic. So a name is duplicated when two benchmarks write it, when a repetition index or an
     aggregate comes twice, or, where a writer gives no repetition_index, when it has more runs
-    than its `repetitions`. Why: pooling two different measurements under one name is silent."""
+    than its `repetitions`. Rows of a scripts/ab side file carry ab_round: each round is a run of its
+    own, so the checks hold within a round. Why: pooling two different measurements under one name
+    is silent."""
     seen = {}
     for entry in benchmarks:
         name = benchjson.case_name(entry)
-        record = seen.setdefault(name, {"instance": None, "indices": set(), "unindexed": 0, "aggregates": set()})
+        record = seen.setdefault((name, entry.get("ab_round")), {"instance": None, "indices": set(), "unindexed": 0, "aggregates": set()})
         instance = (entry.get("family_index"), entry.get("per_family_instance_index"))
         if None not in instance:
             if record["instance"] not in (None, instance):

@@ -137,6 +137,20 @@ class CompareHook(unittest.TestCase):
         self.assertEqual(data["rows"][0]["test"], "wilcoxon signed-rank (paired)")
         self.assertEqual(data["rows"][0]["rounds"], 10)
 
+    def test_a_round_written_twice_is_a_duplicate(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a.json"), os.path.join(tmp, "b.json")
+            side_file(a, {"codec/x": {0: 1.0, 1: 1.0}})
+            side_file(b, {"codec/x": {0: 1.0, 1: 1.0}})
+            with open(b) as f:
+                data = json.load(f)
+            data["benchmarks"].append(dict(data["benchmarks"][0]))  # round 0 again
+            with open(b, "w") as f:
+                json.dump(data, f)
+            result = subprocess.run([COMPARE, a, b], capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 2, result.stdout)
+        self.assertIn("duplicate case name codec/x", result.stderr)
+
     def test_a_paired_regression_fails_the_gate(self):
         a, b = drifting(10, 0.85, seed=8)
         result, data = self.run_compare({"codec/x": a}, {"codec/x": b})
