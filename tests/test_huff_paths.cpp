@@ -134,7 +134,7 @@ TEST(HuffPaths, FastPathsAreTheirOwnKernels) {
 // wirezip's own frames are the same bytes on every architecture and path: a frame written on the
 // x86 host decodes on the Arm DPU. Golden values from x86-64 (and from the coder before it had
 // paths); the aarch64 build under qemu must agree. A deliberate format change updates them: frame
-// version 2 (issue 12: raw planes first) did.
+// version 2 (raw planes first) did.
 TEST(HuffPaths, FramesAreTheSameOnEveryArchitecture) {
   const Bytes weights = datasets::load_dataset("synthetic:weights:size=256KiB:seed=7").bytes;
   const std::span<const std::byte> input = std::span(weights).first(weights.size() - 3);  // a partial element

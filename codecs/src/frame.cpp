@@ -74,7 +74,7 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   if (std::memcmp(frame.data(), kMagic.data(), kMagic.size()) != 0) fail("corrupt frame: bad magic");
   const auto version = load_le<std::uint8_t>(frame, 4);
   if (version == 1)
-    fail("frame version 1 is from a wirezip before issue 12 (planes stored in plane order); this build reads "
+    fail("frame version 1 is from an older wirezip (planes stored in plane order); this build reads "
          "version {} only: compress the data again with this build", kFrameVersion);
   if (version != kFrameVersion) fail("corrupt frame: version {} (this build reads {})", version, kFrameVersion);
   FrameHeader header;

@@ -34,7 +34,7 @@ inline constexpr std::array kFuzzedCodecs = {
     "blosc:bitshuffle+zstd:level=1",       //
     "bytegroup+deflate",                   // DEFLATE planes, inflated by ISA-L
     "bytegroup+deflate:decoder=zlib",      //
-    "bytegroup:split=exponent+huff",                   // 24: the exponent split (issue 12)
+    "bytegroup:split=exponent+huff",                   // 24: the exponent split
     "bytegroup:split=exponent:format=fp16+ans",        //
     "bytegroup:split=exponent:width=4+ans",            //
     "ans",                                             //
