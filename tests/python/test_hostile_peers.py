@@ -1,4 +1,4 @@
-"""Hostile peers against real --serve processes (issue 10): a scripted client sends each class of
+"""Hostile peers against real --serve processes: a scripted client sends each class of
 bad input to bench_rdma --serve and bench_pipeline --serve (tcp), and a scripted receiver
 misbehaves towards bench_pipeline --peer. Each attack must be refused in one log line naming the
 field, the server must stay up and then serve an honest --peer run to completion. Loopback only;
