@@ -247,20 +247,17 @@ def serve_set_up(sock):
     return fields
 
 
-class FakeReceiver:
-    """A passive side for bench_pipeline --peer: set-up and handshake done honestly, cases and runs
-    accepted, and the first chunk of a link answered by `misbehave(link, chunk_notify)`. Serves
-    one connection at a time on a thread until stop(); `error` holds what went wrong in it."""
+class LocalListener:
+    """A listener on HOST (any free port) whose thread hands each accepted connection to
+    on_connection(sock), one at a time, until stop(). Subclasses set their own state before calling
+    this __init__: the thread starts at once."""
 
-    def __init__(self, misbehave, timeout=5.0):
-        self.misbehave, self.timeout = misbehave, timeout
+    def __init__(self):
         self.listener = socket.create_server((HOST, 0))
-        self.listener.settimeout(0.1)
+        self.listener.settimeout(0.1)  # how soon the thread sees stop()
         self.port = self.listener.getsockname()[1]
-        self.quits = 0  # quit hellos seen: a sender that fails a case still says goodbye
-        self.error = None
         self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
 
     def stop(self):
@@ -268,20 +265,35 @@ class FakeReceiver:
         self.thread.join(timeout=10)
         self.listener.close()
 
-    def _serve(self):
+    def _accept(self):
         while not self.stopping.is_set():
             try:
                 sock, _ = self.listener.accept()
             except socket.timeout:
                 continue
-            with sock:
-                sock.settimeout(self.timeout)
-                try:
-                    self._link(sock)
-                except CLOSED:
-                    pass  # the sender hung up: its business
-                except Exception as e:  # noqa: BLE001 - reported to the test
-                    self.error = self.error or repr(e)
+            self.on_connection(sock)
+
+
+class FakeReceiver(LocalListener):
+    """A passive side for bench_pipeline --peer: set-up and handshake done honestly, cases and runs
+    accepted, and the first chunk of a link answered by `misbehave(link, chunk_notify)`. Serves
+    one connection at a time on a thread until stop(); `error` holds what went wrong in it."""
+
+    def __init__(self, misbehave, timeout=5.0):
+        self.misbehave, self.timeout = misbehave, timeout
+        self.quits = 0  # quit hellos seen: a sender that fails a case still says goodbye
+        self.error = None
+        super().__init__()
+
+    def on_connection(self, sock):
+        with sock:
+            sock.settimeout(self.timeout)
+            try:
+                self._link(sock)
+            except CLOSED:
+                pass  # the sender hung up: its business
+            except Exception as e:  # noqa: BLE001 - reported to the test
+                self.error = self.error or repr(e)
 
     def _link(self, sock):
         _, _, _, _, quit = serve_set_up(sock)

@@ -18,7 +18,7 @@ CASE = f"pipeline/tcp/raw/none/pages:4k/chunk:262144/depth:8/workers:1/{DATA}/ma
 REPETITIONS = 5
 
 
-class CaseStartCutter:
+class CaseStartCutter(fp.LocalListener):
     """A tcp proxy to 127.0.0.1:`upstream`. It reads what the sender sends (a hello, then frames, as
     fake_peer knows them) and, at the `cut_at`-th case record (a start notify with a payload), closes
     that link on both sides instead of forwarding it. Every other byte passes unchanged."""
@@ -27,29 +27,14 @@ class CaseStartCutter:
         self.upstream, self.cut_at = upstream, cut_at
         self.case_starts = 0
         self.lock = threading.Lock()
-        self.listener = socket.create_server((fp.HOST, 0))
-        self.listener.settimeout(0.1)
-        self.port = self.listener.getsockname()[1]
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def stop(self):
-        self.stopping.set()
-        self.thread.join(timeout=10)
-        self.listener.close()
-
-    def _accept(self):
-        while not self.stopping.is_set():
-            try:
-                client, _ = self.listener.accept()
-            except socket.timeout:
-                continue
-            server = socket.create_connection((fp.HOST, self.upstream), timeout=10)
-            for sock in (client, server):
-                sock.settimeout(30)
-            threading.Thread(target=self._sender_to_server, args=(client, server), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client), daemon=True).start()
+    def on_connection(self, client):
+        server = socket.create_connection((fp.HOST, self.upstream), timeout=10)
+        for sock in (client, server):
+            sock.settimeout(30)
+        threading.Thread(target=self._sender_to_server, args=(client, server), daemon=True).start()
+        threading.Thread(target=self._pump, args=(server, client), daemon=True).start()
 
     def _sender_to_server(self, client, server):
         try:
