@@ -11,6 +11,7 @@
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/datasets/bf16.hpp"
 #include "wirezip/mpi/exchange.hpp"
+#include "wirezip/mpi/ring_channel.hpp"
 #include "wirezip/util/clock.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -28,10 +29,12 @@ class Runner {
     if (c.impl != CollectiveImpl::ring) return;
     CollectiveRun& run = *c.run;
     if (run.connect_links && !run.links) run.links = run.connect_links();
-    ring_.emplace(run.comm, mpi::RingOptions{c.codec, run.depth, run.timeout}, run.links.get());
+    if (!run.links) mpi_channel_.emplace(run.comm, run.timeout);
+    collective::RingChannel& channel = run.links ? static_cast<collective::RingChannel&>(*run.links) : *mpi_channel_;
+    ring_.emplace(run.rank, run.ranks, channel, collective::RingOptions{c.codec, run.depth, run.timeout});
   }
   // MPI's own collectives block inside MPI: the watchdog bounds them. The ring bounds its own waits.
-  mpi::RingStats once(std::span<std::byte> out) {
+  collective::RingStats once(std::span<std::byte> out) {
     const std::span<const std::byte> input(c_.run->input);
     if (ring_) return run_ring(*ring_, c_.op, layout_, input, out);
     auto guard = c_.run->watchdog->guard(fmt::format("MPI's {}", collective::op_name(c_.op)), c_.run->timeout);
@@ -50,7 +53,8 @@ class Runner {
  private:
   const CollectiveCase& c_;
   const Layout& layout_;
-  std::optional<mpi::Ring> ring_;
+  std::optional<mpi::MpiChannel> mpi_channel_;  // the ring's, without links; outlives the ring
+  std::optional<collective::Ring> ring_;
 };
 
 // Compress and decompress every chunk of this rank's shard alone: the slowest rank's rates.
@@ -138,7 +142,7 @@ void run_collective_case(benchmark::State& state, const CollectiveCase& c) {
     return fail_case(state, run, *failure);
 
   double seconds = 0;
-  mpi::RingStats stats;
+  collective::RingStats stats;
   for (auto _ : state) {
     {
       auto guard = run.watchdog->guard("MPI_Barrier before an iteration", run.timeout);

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "wirezip/collective/model.hpp"
+#include "wirezip/collective/ring.hpp"
 #include "wirezip/collective/ring_channel.hpp"
 #include "wirezip/collective/ring_math.hpp"
 #include "wirezip/mpi/baseline.hpp"
-#include "wirezip/mpi/ring.hpp"
 #include "wirezip/mpi/session.hpp"
 
 namespace wirezip::harness {
@@ -65,8 +65,8 @@ const ExpectedResult& prepare_expected(CollectiveRun& run, collective::Op op, co
 // Bytes of result a rank holds: a block for reduce-scatter, the whole tensor otherwise.
 std::size_t result_bytes(collective::Op op, const collective::Layout& layout);
 // `op` through `ring` on this rank's `input` (its leading bytes, as the layout needs).
-mpi::RingStats run_ring(mpi::Ring& ring, collective::Op op, const collective::Layout& layout,
-                        std::span<const std::byte> input, std::span<std::byte> out);
+collective::RingStats run_ring(collective::Ring& ring, collective::Op op, const collective::Layout& layout,
+                               std::span<const std::byte> input, std::span<std::byte> out);
 
 enum class CollectiveImpl { ring, mpi };
 std::string_view impl_name(CollectiveImpl impl);

@@ -11,7 +11,7 @@
 #include "collective_case.hpp"
 #include "wirezip/datasets/bf16.hpp"
 #include "wirezip/mpi/exchange.hpp"
-#include "wirezip/mpi/ring.hpp"
+#include "wirezip/mpi/ring_channel.hpp"
 #include "wirezip/util/clock.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -101,8 +101,8 @@ std::size_t result_bytes(Op op, const Layout& layout) {
   return op == Op::reduce_scatter ? layout.shard_bytes : layout.total_bytes();
 }
 
-mpi::RingStats run_ring(mpi::Ring& ring, Op op, const Layout& layout, std::span<const std::byte> input,
-                        std::span<std::byte> out) {
+collective::RingStats run_ring(collective::Ring& ring, Op op, const Layout& layout, std::span<const std::byte> input,
+                               std::span<std::byte> out) {
   switch (op) {
     case Op::all_gather: return ring.all_gather(layout, input.first(layout.shard_bytes), out);
     case Op::reduce_scatter: return ring.reduce_scatter(layout, input.first(layout.total_bytes()), out);
@@ -119,7 +119,8 @@ const ExpectedResult& prepare_expected(CollectiveRun& run, Op op, const Layout& 
   e.total_bytes = layout.total_bytes();
   e.error = run.agreed(fmt::format("checking the raw ring's {}", collective::op_name(op)), [&] {
     std::vector<std::byte> reference = reference_result(run, op, layout, e.tolerance);
-    mpi::Ring ring(run.comm, mpi::RingOptions{"", run.depth, run.timeout});
+    mpi::MpiChannel channel(run.comm, run.timeout);
+    collective::Ring ring(run.rank, run.ranks, channel, collective::RingOptions{"", run.depth, run.timeout});
     std::vector<std::byte> result(reference.size());
     run_ring(ring, op, layout, run.input, result);
     const auto [differs, _] = std::mismatch(result.begin(), result.end(), reference.begin());

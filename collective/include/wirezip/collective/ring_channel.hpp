@@ -1,7 +1,7 @@
 #pragma once
-// What carries a ring pass's chunks from rank r to r+1: the ring engine (mpi::Ring) decides what
+// What carries a ring pass's chunks from rank r to r+1: the ring engine (collective::Ring) decides what
 // to send and where each chunk belongs; a channel moves the bytes. Two of them: MPI point-to-point
-// (mpi/src/ring.cpp) and LinkChannel, over two of wirezip's own links (tcp; the Endpoint
+// (mpi/src/ring_channel.cpp) and LinkChannel, over two of wirezip's own links (tcp; the Endpoint
 // interface is verbs' too). No MPI here: the link channel is unit-tested in one process.
 //
 // A pass has `total` chunks numbered 0..total-1 (own chunks first, then forwards), each at most

@@ -1,118 +1,18 @@
-#include "wirezip/mpi/ring.hpp"
+#include "wirezip/collective/ring.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 
 #include "wirezip/codecs/registry.hpp"
-#include "wirezip/mpi/session.hpp"
-#include "wirezip/util/checked.hpp"
 #include "wirezip/util/clock.hpp"
 #include "wirezip/util/error.hpp"
 
-namespace wirezip::mpi {
+namespace wirezip::collective {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using collective::Layout;
-
-// Consecutive passes use disjoint tags; within a pass, MPI's non-overtaking order keeps two chunks
-// with the same tag apart.
-constexpr int kTagsPerPass = 16000;
-
-int as_int(std::size_t bytes) {
-  if (bytes > static_cast<std::size_t>(INT_MAX)) fail("a chunk of {} bytes exceeds MPI's int count", bytes);
-  return static_cast<int>(bytes);
-}
-
-// The chunks over MPI point-to-point. Keeps a place per received and per sent chunk between
-// passes, so that handling a chunk never waits for a send to finish (which could close a cycle
-// around the ring). Owns the requests it posts: abandon() cancels what a failed pass left.
-class MpiChannel final : public collective::RingChannel {
- public:
-  MpiChannel(MPI_Comm comm, int rank, int ranks, std::chrono::milliseconds timeout)
-      : comm_(comm), rank_(rank), left_((rank + ranks - 1) % ranks), right_((rank + 1) % ranks), timeout_(timeout) {}
-  ~MpiChannel() override { abandon(); }
-
-  std::string_view name() const override { return "mpi"; }
-
-  void begin_pass(const collective::PassShape& shape) override {
-    shape_ = shape;
-    ++pass_;
-    const std::size_t bytes = checked_mul(shape.total, shape.capacity, "ring staging");
-    // Grown, never shrunk: an all-reduce's two passes reuse the places.
-    if (shape.receive_slots && received_.size() < bytes) received_.resize(bytes);
-    if (shape.send_slots && outgoing_.size() < bytes) outgoing_.resize(bytes);
-    receives_.assign(shape.total, MPI_REQUEST_NULL);
-    sends_.assign(shape.total, MPI_REQUEST_NULL);
-    into_.assign(shape.total, {});
-  }
-  std::span<std::byte> receive_slot(std::size_t index) override { return slot(received_, index); }
-  std::span<std::byte> send_slot(std::size_t index) override { return slot(outgoing_, index); }
-
-  void post_receive(std::size_t index, std::span<std::byte> into) override {
-    into_.at(index) = into;
-    check(MPI_Irecv(into.data(), as_int(into.size()), MPI_BYTE, left_, tag(index), comm_, &receives_[index]),
-          "ring: MPI_Irecv");
-  }
-
-  std::optional<std::span<std::byte>> test_receive(std::size_t index) override {
-    int arrived = 0;
-    MPI_Status status;
-    check(MPI_Test(&receives_.at(index), &arrived, &status), "ring: MPI_Test(receive)");
-    if (!arrived) return std::nullopt;
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    return into_[index].first(static_cast<std::size_t>(count));
-  }
-
-  void send(std::size_t index, std::span<const std::byte> bytes) override {
-    check(MPI_Isend(bytes.data(), as_int(bytes.size()), MPI_BYTE, right_, tag(index), comm_, &sends_.at(index)),
-          "ring: MPI_Isend");
-  }
-
-  void end_pass() override {
-    const auto deadline = Clock::now() + timeout_;
-    while (true) {
-      int done = 0;
-      check(MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &done, MPI_STATUSES_IGNORE),
-            "ring: MPI_Testall(sends)");
-      if (done) return;
-      if (Clock::now() > deadline)
-        fail("ring: rank {} waited {} ms for rank {} to take its chunks (a rank died or stalls)", rank_,
-             timeout_.count(), right_);
-      sched_yield();
-    }
-  }
-
-  // Only after a failure is anything left: receives are cancelled, sends let go.
-  void abandon() override {
-    for (MPI_Request& request : receives_)
-      if (request != MPI_REQUEST_NULL) {
-        MPI_Cancel(&request);
-        MPI_Request_free(&request);
-      }
-    for (MPI_Request& request : sends_)
-      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
-  }
-
- private:
-  std::span<std::byte> slot(std::vector<std::byte>& storage, std::size_t index) {
-    return std::span(storage).subspan(index * shape_.capacity, shape_.capacity);
-  }
-  int tag(std::size_t index) const { return static_cast<int>(pass_ % 2) * kTagsPerPass + static_cast<int>(index % kTagsPerPass); }
-
-  MPI_Comm comm_;
-  int rank_, left_, right_;
-  std::chrono::milliseconds timeout_;
-  collective::PassShape shape_;
-  std::uint64_t pass_ = 0;
-  std::vector<std::byte> received_, outgoing_;
-  std::vector<MPI_Request> receives_, sends_;
-  std::vector<std::span<std::byte>> into_;
-};
 
 }  // namespace
 
@@ -133,7 +33,7 @@ class Ring::Pass {
   enum class Kind { gather, reduce };
 
   Pass(Ring& ring, const Layout& layout, Kind kind, std::span<const std::byte> in, std::span<std::byte> out)
-      : ring_(ring), channel_(*ring.channel_), layout_(layout), kind_(kind), in_(in), out_(out),
+      : ring_(ring), channel_(ring.channel_), layout_(layout), kind_(kind), in_(in), out_(out),
         n_(ring.ranks_), r_(ring.rank_), k_(layout.chunks),
         total_(static_cast<std::size_t>(n_ - 1) * k_),
         left_((r_ + n_ - 1) % n_),
@@ -196,8 +96,8 @@ class Ring::Pass {
   }
   int step_of(std::size_t index) const { return static_cast<int>(index / k_); }
   int received_block(std::size_t index) const {
-    return kind_ == Kind::gather ? collective::all_gather_recv_block(r_, step_of(index), n_)
-                                 : collective::reduce_scatter_recv_block(r_, step_of(index), n_);
+    return kind_ == Kind::gather ? all_gather_recv_block(r_, step_of(index), n_)
+                                 : reduce_scatter_recv_block(r_, step_of(index), n_);
   }
 
   void post_receive(std::size_t index) {
@@ -231,7 +131,7 @@ class Ring::Pass {
 
   void add(std::span<std::byte> into, std::span<const std::byte> partial, std::span<const std::byte> own) {
     const auto start = Clock::now();
-    collective::add_bf16(into, partial, own);
+    add_bf16(into, partial, own);
     stats_.reduce_s += seconds_since(start);
   }
 
@@ -239,7 +139,7 @@ class Ring::Pass {
   void send_own(std::size_t chunk) {
     const std::span<const std::byte> own =
         kind_ == Kind::gather ? std::span<const std::byte>(in_).subspan(layout_.chunk_offset(chunk), layout_.chunk_length(chunk))
-                              : block(in_, collective::reduce_scatter_send_block(r_, 0, n_), chunk);
+                              : block(in_, reduce_scatter_send_block(r_, 0, n_), chunk);
     if (!ring_.codec_) {
       // Raw all-gather sends from the result, where the shard already is.
       send(chunk, kind_ == Kind::gather ? block(out_, r_, chunk) : own, own.size());
@@ -282,7 +182,7 @@ class Ring::Pass {
   }
 
   Ring& ring_;
-  collective::RingChannel& channel_;
+  RingChannel& channel_;
   const Layout& layout_;
   Kind kind_;
   std::span<const std::byte> in_;
@@ -295,22 +195,11 @@ class Ring::Pass {
   RingStats stats_;
 };
 
-Ring::Ring(MPI_Comm parent, RingOptions options, collective::RingChannel* channel)
-    : options_(std::move(options)), channel_(channel) {
+Ring::Ring(int rank, int ranks, RingChannel& channel, RingOptions options)
+    : rank_(rank), ranks_(ranks), channel_(channel), options_(std::move(options)) {
+  if (ranks_ < 1 || rank_ < 0 || rank_ >= ranks_) fail("ring: rank {} of {} ranks does not exist", rank_, ranks_);
   if (options_.depth == 0) fail("ring: depth must be positive");
   if (!options_.codec.empty()) codec_ = codecs::make_codec(options_.codec);
-  if (!channel_) {
-    check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
-    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-  }
-  MPI_Comm_rank(channel_ ? parent : comm_, &rank_);
-  MPI_Comm_size(channel_ ? parent : comm_, &ranks_);
-  if (!channel_) channel_ = (own_channel_ = std::make_unique<MpiChannel>(comm_, rank_, ranks_, options_.timeout)).get();
-}
-
-Ring::~Ring() {
-  own_channel_.reset();  // its requests go before their communicator
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 RingStats Ring::all_gather(const Layout& layout, std::span<const std::byte> shard, std::span<std::byte> out) {
@@ -353,4 +242,4 @@ RingStats Ring::all_reduce(const Layout& layout, std::span<const std::byte> in, 
   return stats;
 }
 
-}  // namespace wirezip::mpi
+}  // namespace wirezip::collective
