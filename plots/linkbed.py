@@ -15,7 +15,7 @@ import model
 import results
 
 
-TARGET_ERROR = 0.15  # the goal for the model: within 15% on every row
+TARGET_ERROR = 0.15  # what the model must meet to be trusted: within 15% on every row
 
 
 def merge(specs, delay):

@@ -1,7 +1,8 @@
 """Reading the benchmarks' Google Benchmark JSON: cases by name, their axes, the host context.
 
-Case names are the binaries' interface (README): family/axis:value/..., so each one parses into
-a dict of axes. With repetitions, the median aggregate stands for a case; without, the one run.
+Case names are the binaries' interface (docs/BINARIES.md): family/axis:value/..., so each one
+parses into a dict of axes. With repetitions, the median aggregate stands for a case; without, the
+one run.
 """
 import json
 import os
@@ -35,7 +36,7 @@ def _strip(name):
 
 
 def parse_name(name):
-    """Axes of a case name: codec/, rdma/ and pipeline/ families (see README)."""
+    """Axes of a case name: codec/, rdma/ and pipeline/ families (see docs/BINARIES.md)."""
     parts = _strip(name).split("/")
     family = parts[0]
     axes = {"family": family}

@@ -223,7 +223,7 @@ TEST(Synthetic, WeightLayoutFollowsLlamaLayers) {
 
 TEST(Synthetic, WeightsLookLikeInitializedLlamaWeights) {
   std::vector<std::byte> bytes = wd::load_dataset("synthetic:weights:size=16MiB:seed=1").bytes;
-  // The realism check: exponent plane ~2.7 bits/byte, low plane almost random.
+  // What makes them look like Llama's bf16 weights: exponent plane ~2.7 bits/byte, low plane almost random.
   EXPECT_GT(plane_entropy(bytes, 1), 2.5);
   EXPECT_LT(plane_entropy(bytes, 1), 2.9);
   EXPECT_GT(plane_entropy(bytes, 0), 7.9);

@@ -246,8 +246,9 @@ TEST_F(FilesTest, MappedFileOwnsItsMapping) {
   EXPECT_EQ(c.bytes().size(), 5u);
 }
 
-// The attacks of issue 10 (serve-mode hardening): each must end in an error naming what is wrong,
-// never a crash, an exhausted stack or memory out of proportion to the file.
+// Hostile safetensors files, as a peer or a downloaded checkpoint could hand them over: each must
+// end in an error naming what is wrong, never a crash, an exhausted stack or memory out of
+// proportion to the file.
 namespace {
 
 std::span<const std::byte> bytes_of(const std::string& text) {

@@ -45,7 +45,7 @@ struct LayerTensor {
 };
 
 using L = LlamaConfig;
-// One decoder layer in the order the issue asks for: attention, MLP, then the two RMSNorm weights.
+// One decoder layer, its modules in Llama's order: attention, MLP, then the two RMSNorm weights.
 constexpr std::array<LayerTensor, 9> kLayerTensors{{
     {"self_attn.q_proj.weight", L::heads* L::head_dim* L::hidden, false},     // 2048 x 2048
     {"self_attn.k_proj.weight", L::kv_heads* L::head_dim* L::hidden, false},  // 512 x 2048 (GQA)

@@ -13,7 +13,8 @@ LOOPBACK = {"link": "loopback, both ends in this process", "host_cpus": "2"}
 
 
 def case(**extra):
-    """A compressed bench_pipeline case like the README's tcp row: C 3.9, D 4.9 GB/s, R 1.49."""
+    """A compressed bench_pipeline case like the tcp row of the pipeline run in docs/RESULTS.md:
+    C 3.9, D 4.9 GB/s, R 1.49."""
     return {"mode": "overlap", "workers": 1, "stage_compress": 3.9 * GB, "stage_decompress": 4.9 * GB,
             "ratio": 1.49, **extra}
 
