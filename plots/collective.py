@@ -6,17 +6,11 @@ One row per op and size: busbw of MPI's own collective, the raw ring, the compre
 codec, each ring's ratio and the raw ring over MPI; one panel per op of busbw against size, the
 model's prediction dashed. Failed or unverified cases are listed, never plotted."""
 import argparse
-import json
 import os
-import re
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-NAME = re.compile(r"^collective/(?P<op>[a-z_]+)/(?P<impl>ring|mpi)/(?P<codec>[^/]+)/size:(?P<size>\d+)/ranks:(?P<ranks>\d+)")
+import results
+from plotting import plt
 
 
 class BadInput(Exception):
@@ -24,25 +18,23 @@ class BadInput(Exception):
 
 
 def load(path):
-    """Cases by (op, size) -> {label: case}; label is 'mpi', 'ring' or 'ring+<codec>'. Failures separately."""
+    """Cases by (op, size) -> {label: case}; label is 'mpi', 'ring' or 'ring+<codec>'; a case's
+    counters are medians over its repetitions (results.cases). Failures separately."""
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError) as e:
-        raise BadInput(f"{path}: {e}")
+        report = results.load(path)
+        found = [c for c in results.cases(report) if c["family"] == "collective"]
+    except ValueError as e:
+        raise BadInput(str(e))
     cases, failed = {}, []
-    for case in data.get("benchmarks", []):
-        m = NAME.match(case.get("name", ""))
-        if not m or case.get("run_type", "iteration") != "iteration":
+    for case in found:
+        if "error" in case or case.get("verified") != 1:
+            failed.append((case["name"], case.get("error", "not verified")))
             continue
-        if case.get("error_occurred") or case.get("verified") != 1:
-            failed.append((case["name"], case.get("error_message", "not verified")))
-            continue
-        label = m["impl"] if m["codec"] == "none" else f"ring+{m['codec']}"
-        cases.setdefault((m["op"], int(m["size"])), {})[label] = case
+        label = case["impl"] if case["codec"] == "none" else f"ring+{case['codec']}"
+        cases.setdefault((case["op"], case["size"]), {})[label] = case
     if not cases and not failed:
         raise BadInput(f"{path}: no collective/... cases")
-    return data.get("context", {}), cases, failed
+    return report.get("context", {}), cases, failed
 
 
 def gbps(value):

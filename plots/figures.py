@@ -1,33 +1,14 @@
 """The report's plots (PNG), each titled with what it shows and the host and date it came from."""
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-
-import labels  # noqa: E402
-import model  # noqa: E402
-import results  # noqa: E402
-import scaling  # noqa: E402
+import labels
+import linkbed
+import model
+import results
+import scaling
+from plotting import plt, save
 
 LINKS = [10.9e9, 24.6e9, 50e9, 100e9]  # the paper's two links and two faster ones, bytes/s
-
-
-def save(fig, ax, title, report, path, legend_outside=False):
-    """Titles `ax` with `title` and the host and date, adds grid and legend (right of the axes with
-    `legend_outside`), places the point labels once the layout is final, writes `path` (PNG)."""
-    ax.set_title(f"{title}\n{results.host_label(report)}", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if legend_outside else {}
-        ax.legend(fontsize=7, **where)
-    fig.tight_layout()
-    fig.canvas.draw()  # fixes the legend's place, which labels.place keeps clear
-    labels.place(ax)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def _codec_cases(report, direction="compress", threads=1):
@@ -175,6 +156,5 @@ def write_all(found, directory):
     if measured(found["pipeline"]):
         written.append(pipeline_chunks(found["pipeline"], os.path.join(directory, "pipeline_chunks.png")))
     if found.get("linkbed"):
-        import linkbed
         written.append(linkbed.plot(found["linkbed"], os.path.join(directory, "linkbed.png")))
     return written

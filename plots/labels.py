@@ -2,7 +2,7 @@
 
 Codecs cluster (the Huffman and ANS family near one ratio and speed, lz4 and bytegroup at ratio 1), so
 labels written at a fixed offset print on top of each other. Labels are collected with `add` while a
-plot is drawn and placed by `place` once the layout is final (figures.save calls it after
+plot is drawn and placed by `place` once the layout is final (plotting.save calls it after
 tight_layout): each label takes the nearest free spot on rings of growing distance around its point,
 inside the axes, with a thin leader line when it had to move away."""
 import math

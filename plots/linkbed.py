@@ -116,8 +116,7 @@ def spread(errors):
 
 def plot(merged, path):
     """Measured end-to-end rate vs measured link rate per codec, the model on top, crossovers marked."""
-    import figures  # matplotlib only when plotting
-    plt = figures.plt
+    from plotting import plt, save  # matplotlib only when plotting
     fig, ax = plt.subplots(figsize=(8, 5))
     all_rows = rows(merged)
     dataset = all_rows[0]["dataset"] if all_rows else ""
@@ -140,7 +139,7 @@ def plot(merged, path):
     ax.set_xlabel("link rate, measured raw TCP through the shaper (GB/s)")
     ax.set_ylabel("end-to-end rate, original bytes (GB/s)")
     report = {"context": merged.get("context", {})}
-    return figures.save(fig, ax, f"Shaped links: where compression starts to pay ({dataset})", report, path)
+    return save(fig, ax, f"Shaped links: where compression starts to pay ({dataset})", report, path)
 
 
 def main(argv=None):

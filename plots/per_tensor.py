@@ -3,13 +3,8 @@ with the largest tensors and the least compressible ones, and plots/per_tensor_r
 histogram of per-tensor ratios. Where a checkpoint's ratio comes from, tensor by tensor."""
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-
-import figures  # noqa: E402
-import results  # noqa: E402
+import results
+from plotting import plt, save
 
 FILENAME = "per_tensor.json"
 ROWS = 10
@@ -101,7 +96,7 @@ def histogram(report, path):
         ax.set_xscale("log")
     ax.set_xlabel("ratio of a tensor (original / compressed)")
     ax.set_ylabel("tensors")
-    return figures.save(fig, ax, "Per-tensor ratios", report, path)
+    return save(fig, ax, "Per-tensor ratios", report, path)
 
 
 def write(results_dir):

@@ -36,7 +36,8 @@ def _strip(name):
 
 
 def parse_name(name):
-    """Axes of a case name: codec/, rdma/ and pipeline/ families (see docs/BINARIES.md)."""
+    """Axes of a case name: codec/, rdma/, pipeline/ (docs/BINARIES.md) and collective/ (docs/MPI.md)
+    families."""
     parts = _strip(name).split("/")
     family = parts[0]
     axes = {"family": family}
@@ -56,6 +57,11 @@ def parse_name(name):
         for part in parts[4:-1]:
             key, _, value = part.partition(":")
             axes[key] = value if key == "pages" else int(value)
+    elif family == "collective":
+        axes.update(op=parts[1], impl=parts[2], codec=parts[3])
+        for part in parts[4:]:
+            key, _, value = part.partition(":")
+            axes[key] = value if key == "transport" else int(value)
     return axes
 
 

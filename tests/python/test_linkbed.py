@@ -139,6 +139,15 @@ class Model(unittest.TestCase):
         self.assertIn("model within 15% on every row: no", text)
         self.assertIn("- model: no link_cpu_per_byte (older binary)", text)
 
+    def test_the_report_draws_the_linkbed_plot(self):
+        import figures
+        with tempfile.TemporaryDirectory() as tmp:
+            found = {"codec": None, "rdma": [], "pipeline": None, "linkbed": self.merged(link_cpu_per_byte=0.4e-9)}
+            written = figures.write_all(found, tmp)
+            self.assertEqual(written, [os.path.join(tmp, "linkbed.png")])
+            with open(written[0], "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
 
 class Options(unittest.TestCase):
     def test_an_option_without_a_value_is_refused_in_one_line(self):
