@@ -30,8 +30,18 @@ import time
 import paired
 from ab_sides import BENCHES, BadInput, make_sides, run_env
 
-DEFAULT_METRICS = {"bench_codec": "cpu_bytes_per_second", "bench_rdma": "bytes_per_second",
-                   "bench_pipeline": "bytes_per_second", "bench_collective": "busbw"}
+# Per binary: the gated metric, rounds and repetitions per run when no flag says otherwise.
+# bench_codec's were chosen by --calibrate (docs/GATE.md): 20 short rounds detect a 10% change
+# where 10 longer ones missed a quarter of them, and the CPU-time rate drifts less than wall time.
+DEFAULTS = {"bench_codec": {"metric": "cpu_bytes_per_second", "rounds": 20, "reps": 3},
+            "bench_rdma": {"metric": "bytes_per_second", "rounds": 10, "reps": 5},
+            "bench_pipeline": {"metric": "bytes_per_second", "rounds": 10, "reps": 5},
+            "bench_collective": {"metric": "busbw", "rounds": 10, "reps": 5}}
+# The gated cases of bench_codec (--cases=gated): the default codec, a fast LZ codec and memcpy
+# (always in the run), compress and decompress, on 1 MiB: one round takes ~2 s on 2 vCPUs, so the
+# default rounds fit in the 3-minute CI budget. Each flag applies only where the user gave none.
+GATED_FLAGS = {"bench_codec": {"--codecs": "bytegroup:split=exponent+huff,bytegroup+lz4",
+                               "--datasets": "synthetic:weights:size=1MiB:seed=1", "--chunks": "1MiB"}}
 LOWER_IS_BETTER = ("real_time", "cpu_time", "mr_reg_us", "first_touch_us", "instructions_per_byte")
 OWN_FLAGS = ("--benchmark_repetitions", "--benchmark_out", "--benchmark_out_format", "--benchmark_format")
 
@@ -49,10 +59,15 @@ def parse_args(argv):
         p.add_argument(f"--peer-{side}", metavar="HOST:PORT", help=f"server of side {side.upper()}")
     p.add_argument("--build", default=os.path.join(paired_repo(), "build"),
                    help="the build of --codec-X / --peer-X runs (default: build/ of this checkout)")
-    p.add_argument("--rounds", type=int, default=10, help="rounds, each one run of A and one of B (default 10)")
+    p.add_argument("--cases", default="gated", choices=("gated", "all"),
+                   help="bench_codec without --codecs/--datasets/--chunks after --: the gated set (default; "
+                        "docs/GATE.md) or all: the binary's own defaults")
+    p.add_argument("--rounds", type=int, help="rounds, each one run of A and one of B (default 20 for bench_codec, "
+                   "10 for the others)")
     p.add_argument("--seed", type=int, help="seed of the per-round order (default: drawn, and printed)")
     p.add_argument("--min-time", default="0.01", help="--benchmark_min_time of each run in s (default 0.01)")
-    p.add_argument("--reps", type=int, default=5, help="repetitions per run; a round keeps the best (default 5)")
+    p.add_argument("--reps", type=int, help="repetitions per run; a round keeps the best (default 3 for "
+                   "bench_codec, 5 for the others)")
     p.add_argument("--threshold", default="5%", help="relative change counted as a regression (default 5%%)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--metric", default=None, help="comma-separated gated metrics, NAME or NAME:higher|lower "
@@ -70,7 +85,11 @@ def parse_args(argv):
     p.add_argument("--trials", type=int, default=30, help="--calibrate: trials per method (default 30)")
     p.add_argument("--methods", default="kept,ab,icount", help="--calibrate: which methods (default kept,ab,icount)")
     p.add_argument("bench_args", nargs="*", metavar="-- FLAG", help="flags for the benchmark binary, after --")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    for key in ("rounds", "reps"):
+        if getattr(args, key) is None:
+            setattr(args, key, DEFAULTS[args.bench][key])
+    return args
 
 
 def paired_repo():
@@ -89,7 +108,7 @@ def percent(text, flag):
 
 def parse_metric_list(text, bench):
     out = []
-    for item in filter(None, (text or DEFAULT_METRICS[bench]).split(",")):
+    for item in filter(None, (text or DEFAULTS[bench]["metric"]).split(",")):
         name, _, direction = item.partition(":")
         direction = direction or ("lower" if name in LOWER_IS_BETTER else "higher")
         if direction not in ("higher", "lower"):
@@ -98,6 +117,16 @@ def parse_metric_list(text, bench):
     if not out:
         raise BadInput("--metric: no metric given")
     return out
+
+
+def gated_args(args, kind):
+    """The flags after -- plus the gated set's flags the user did not give (--cases=gated). A
+    --codec-a/--codec-b pair brings its own --codecs."""
+    given = {flag.split("=")[0] for flag in args.bench_args}
+    if kind == "codec":
+        given.add("--codecs")
+    extra = GATED_FLAGS.get(args.bench, {}) if args.cases == "gated" else {}
+    return list(args.bench_args) + [f"{flag}={value}" for flag, value in extra.items() if flag not in given]
 
 
 def add_cpu_rate(row):
@@ -236,6 +265,7 @@ def run_ab(args, log=print):
         if flag.split("=")[0] in OWN_FLAGS:
             raise BadInput(f"{flag.split('=')[0]} is set by scripts/ab (one repetition per run, its own JSON)")
     kind, sides = make_sides(args, log)
+    args.bench_args = gated_args(args, kind)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
     log(f"ab: {args.bench}, {kind} A={sides[0]['label']} B={sides[1]['label']}, {args.rounds} rounds, seed {seed}")
     started = time.monotonic()

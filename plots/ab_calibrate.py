@@ -1,14 +1,16 @@
 """`scripts/ab --calibrate`: measures the gate itself on this machine, for one build (--build) and
-one small set of codec cases (the flags after --, default below). Methods:
+one small set of codec cases (the flags after --; default: the data set of scripts/ab's gated cases). Methods:
   kept-baseline  two separate runs of 5 repetitions each, scripts/compare's U test on bytes_per_second
   vs_memcpy      the same runs, gated on vs_memcpy instead
-  interleaved    scripts/ab's rounds on bytes_per_second and on cpu_bytes_per_second
+  interleaved    scripts/ab's rounds of the gated codecs on bytes_per_second and cpu_bytes_per_second,
+                 judged on all --rounds rounds and again on the first half of them (same runs)
   icount         scripts/ab --icount's counts (codec cases, not memcpy)
-A/A false alarms: trials of identical code whose gate failed (any case). Power: the codec on 1 MiB
-vs 256 KiB chunks (or --codec-a vs --codec-b), two configurations of a true difference (its size is the pooled median ratio of their
-compress case over every round of every trial, with its 99% CI), detected as a regression in how
-many trials; each round runs A, A' (A again) and B in a random order, so A/A and power trials
-share machine states and time. For icount: two data sets whose counts differ by ~1.6%.
+A/A false alarms: trials of identical code whose gate failed (any case). Power: the gated codecs on
+1 MiB vs 384 KiB chunks (or --codec-a vs --codec-b), two configurations of a true difference (its
+size is the pooled median ratio of the default codec's compress case over every round of every
+trial, with its 99% CI), detected as a regression in how many trials; each round runs A, A' (A
+again) and B in a random order, so A/A and power trials share machine states and time. For
+icount: two data sets whose counts differ by ~1.6%.
 Consecutive kept-baseline runs form the pairs (n + 1 runs give n trials), as a CI runner
 comparing each run with the last.
 """
@@ -22,24 +24,32 @@ import time
 import compare_sides
 import icount
 import paired
-from ab import analyse, gate, percent, run_rounds
+from ab import GATED_FLAGS, analyse, gate, percent, run_rounds
 from ab_sides import BadInput, binary_in, codec_rename, same
 
-DEFAULT_ARGS = ["--datasets=synthetic:weights:size=4MiB:seed=1"]
-# The power pair without --codec-b: the same codec on 1 MiB and on 256 KiB chunks. Each chunk has
-# its own tables and header, so the smaller chunks cost ~12% more instructions per byte
-# (callgrind, exponent+huff compress) and a like share of time; the rounds measure how much.
-POWER_CHUNKS = ("1MiB", "256KiB")
+DEFAULT_ARGS = [f"--datasets={GATED_FLAGS['bench_codec']['--datasets']}"]
+GATED_CODECS = GATED_FLAGS["bench_codec"]["--codecs"]
+# The power pair without --codec-b: the same codecs on 1 MiB and on 384 KiB chunks of the 1 MiB
+# data set (one chunk vs three). Each chunk has its own tables and header, so three cost ~12%
+# more time per byte of exponent+huff compress; the rounds measure how much (docs/GATE.md).
+POWER_CHUNKS = ("1MiB", "384KiB")
 DEFAULT_CODEC = "bytegroup:split=exponent+huff"
 # Two data sets on which the default codec's compress runs ~1.6% more instructions per byte on the
 # second: the icount power pair (a change the gate must catch every time).
 ICOUNT_DATA = ("synthetic:weights:size=256KiB:seed=3", "synthetic:weights:size=256KiB:seed=1")
 
 
-def chunk_rename(spec):
-    """Case names with the codec spec and the chunk size as one name, so both chunk sizes pair up."""
-    codec = codec_rename(spec)
-    return lambda name: "/".join("chunk" if part.startswith("chunk:") else part for part in codec(name).split("/"))
+def chunk_rename(name):
+    """A case name with its chunk size as one name, so both chunk sizes of the power pair pair up."""
+    return "/".join("chunk" if part.startswith("chunk:") else part for part in name.split("/"))
+
+
+def rejudge(trial_ratios, rounds, threshold, alpha):
+    """The gate on the first `rounds` per-round ratios of each case ({case: ratios}): how the same
+    runs would have been judged with fewer rounds. Returns the rows, Holm-corrected over them."""
+    rows = [{"case": case, **paired.compare_paired(dict(enumerate([1.0] * rounds)), dict(enumerate(r[:rounds])),
+                                                   threshold, alpha)} for case, r in trial_ratios.items()]
+    return paired.holm(rows, alpha)
 
 
 def side(name, binary, flags, rename=same, label=None):
@@ -93,6 +103,11 @@ def interleaved(args, sides, trials, metric, target, log):
             outcome[m] = {"alarm": not ok, "detected": bool(hits) and all(r["verdict"] == "regression" for r in hits),
                           # every row's per-round ratios, so other statistics can be judged on the same runs
                           "aa": {r["case"]: r["ratios"] for r in aa}, "ab": {r["case"]: r["ratios"] for r in ab_rows}}
+            half = args.rounds // 2
+            half_hits = [r for r in rejudge(outcome[m]["ab"], half, threshold, args.alpha) if target(r["case"])]
+            outcome[m]["half"] = {
+                "alarm": not gate(rejudge(outcome[m]["aa"], half, threshold, args.alpha), [], threshold)[0],
+                "detected": bool(half_hits) and all(r["verdict"] == "regression" for r in half_hits)}
         outcomes.append(outcome)
         log(f"calibrate: trial {t + 1}/{trials}: " + ", ".join(
             f"{m}: A/A {'ALARM' if outcome[m]['alarm'] else 'ok'}, B {'caught' if outcome[m]['detected'] else 'missed'}"
@@ -138,7 +153,8 @@ def main(args, log=print):
     bench_args = list(args.bench_args) or DEFAULT_ARGS
     table = []
     report = {"binary": binary, "bench_args": bench_args, "codec_a": codec, "codec_b": slower, "trials": trials,
-              "rounds": args.rounds, "threshold": args.threshold, "icount_threshold": args.icount_threshold,
+              "rounds": args.rounds, "reps": args.reps, "threshold": args.threshold,
+              "icount_threshold": args.icount_threshold,
               "load_before": os.getloadavg()}
     started = time.monotonic()
     if "kept" in args.methods:
@@ -151,18 +167,24 @@ def main(args, log=print):
         if slower:  # two codec specs of a true difference
             pa = side("a", binary, [f"--codecs={codec}"], codec_rename(codec))
             pb = side("b", binary, [f"--codecs={slower}"], codec_rename(slower))
-        else:
-            pa, pb = (side(name, binary, [f"--codecs={codec}", f"--chunks={chunk}"], chunk_rename(codec))
+            target = "codec/codec/"
+        else:  # the gated codecs (or --codec-a) on two chunk sizes; the power is read on one codec
+            codecs = args.codec_a or GATED_CODECS
+            pa, pb = (side(name, binary, [f"--codecs={codecs}", f"--chunks={chunk}"], chunk_rename)
                       for name, chunk in zip("ab", POWER_CHUNKS))
+            target = f"codec/{codec}/"
         outcomes, pooled = interleaved(args, [pa, dict(pa, name="a2"), pb], trials, metrics,
-                                       lambda case: case.startswith("codec/codec/") and "/compress/" in case, log)
+                                       lambda case: case.startswith(target) and "/compress/" in case, log)
         report["power_truth"] = {f"{m} {case}": {"median_ratio": statistics.median(r), "ci": paired.median_ci(r, 0.01)[:2],
                                                  "rounds": len(r)} for (m, case), r in pooled.items()}
         report["interleaved_trials"] = outcomes
         wall = statistics.median(o["wall_s"] for o in outcomes)
         for m in metrics:
-            table.append([f"interleaved A/B on {m} ({args.rounds} rounds)", trials,
+            table.append([f"interleaved A/B on {m} ({args.rounds} rounds of {args.reps} reps)", trials,
                           sum(o[m]["alarm"] for o in outcomes), sum(o[m]["detected"] for o in outcomes) / trials, wall])
+            table.append([f"interleaved A/B on {m} (the first {args.rounds // 2} of those rounds)", trials,
+                          sum(o[m]["half"]["alarm"] for o in outcomes),
+                          sum(o[m]["half"]["detected"] for o in outcomes) / trials, wall / 2])
     if "icount" in args.methods:
         alarms, spread, power, wall = icount_trials(args, binary, codec, trials, log)
         report["icount_power"] = power[0] if power else None
@@ -170,6 +192,8 @@ def main(args, log=print):
         table.append(["instruction counts (callgrind)", trials, alarms,
                       sum(r["verdict"] == "regression" for r in power) / len(power), wall])
     report["load_after"] = os.getloadavg()
+    log("calibrate: load average (1/5/15 min) %.2f/%.2f/%.2f before, %.2f/%.2f/%.2f after"
+        % (*report["load_before"], *report["load_after"]))
     report["wall_s"] = time.monotonic() - started
     report["table"] = [dict(zip(("method", "trials", "aa_false_alarms", "power", "minutes_per_trial"),
                                 row[:4] + [row[4] / 60])) for row in table]

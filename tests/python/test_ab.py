@@ -1,7 +1,8 @@
 """scripts/ab and its paired statistics: the Wilcoxon signed-rank verdict, the order-statistic CI,
-the compare hook on synthetic rounds (no timing anywhere), the instruction-count verdicts and the
-cachegrind reader; then one short interleaved run of bench_codec checking the JSON's shape and
-the exit status (never a timing)."""
+the compare hook on synthetic rounds (no timing anywhere), the per-binary defaults and gated case
+set, the calibration's re-judging of fewer rounds, the instruction-count verdicts and the
+cachegrind reader; then short interleaved runs of bench_codec checking the JSON's shape, the cases
+run and the exit status (never a timing)."""
 import json
 import math
 import os
@@ -15,6 +16,8 @@ from bench_process import BIN
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "plots"))
+import ab  # noqa: E402
+import ab_calibrate  # noqa: E402
 import icount  # noqa: E402
 import paired  # noqa: E402
 
@@ -158,6 +161,44 @@ class CompareHook(unittest.TestCase):
         self.assertEqual(data["rows"][0]["verdict"], "regression")
 
 
+class Defaults(unittest.TestCase):
+    def test_bench_codec_defaults_to_twenty_rounds_of_three_and_the_others_to_ten_of_five(self):
+        codec = ab.parse_args(["--codec-a=x", "--codec-b=y"])
+        self.assertEqual((codec.rounds, codec.reps), (20, 3))
+        rdma = ab.parse_args(["--bench=bench_rdma", "--peer-a=h:1", "--peer-b=h:2"])
+        self.assertEqual((rdma.rounds, rdma.reps), (10, 5))
+        given = ab.parse_args(["--rounds=7", "--reps=2"])
+        self.assertEqual((given.rounds, given.reps), (7, 2))
+
+    def test_the_gated_set_fills_only_the_flags_not_given(self):
+        args = ab.parse_args(["--", "--datasets=synthetic:weights:size=64KiB", "--benchmark_filter=compress"])
+        flags = ab.gated_args(args, "build")
+        self.assertEqual(flags[:2], ["--datasets=synthetic:weights:size=64KiB", "--benchmark_filter=compress"])
+        self.assertEqual(sorted(f.split("=")[0] for f in flags), ["--benchmark_filter", "--chunks", "--codecs",
+                                                                  "--datasets"])
+        self.assertIn("--codecs=bytegroup:split=exponent+huff,bytegroup+lz4", flags)
+        # A codec pair brings its own --codecs; --cases=all and the other binaries add nothing.
+        self.assertFalse(any(f.startswith("--codecs") for f in ab.gated_args(args, "codec")))
+        self.assertEqual(ab.gated_args(ab.parse_args(["--cases=all"]), "build"), [])
+        self.assertEqual(ab.gated_args(ab.parse_args(["--bench=bench_rdma"]), "build"), [])
+
+
+class Calibration(unittest.TestCase):
+    def test_rejudging_fewer_rounds_uses_only_the_first_ones(self):
+        ratios = {"codec/x": [0.9] * 10 + [1.0] * 10, "memcpy/x": [1.0, 1.01] * 10}
+        rows = {r["case"]: r for r in ab_calibrate.rejudge(ratios, 10, 0.05, 0.05)}
+        self.assertEqual(rows["codec/x"]["rounds"], 10)
+        self.assertEqual(rows["codec/x"]["verdict"], "regression")  # all 10 rounds 10% slower
+        self.assertEqual(rows["memcpy/x"]["verdict"], "same")
+        self.assertIsNotNone(rows["codec/x"]["p_adjusted"])  # Holm over both cases
+        few = ab_calibrate.rejudge(ratios, 4, 0.05, 0.05)
+        self.assertTrue(all(r["verdict"] == "same" and r["rounds"] == 4 for r in few))  # too few for a verdict
+
+    def test_the_power_pair_pairs_cases_across_chunk_sizes(self):
+        self.assertEqual(ab_calibrate.chunk_rename("codec/c/data/chunk:393216/compress/manual_time"),
+                         "codec/c/data/chunk/compress/manual_time")
+
+
 class InstructionCounts(unittest.TestCase):
     def rows(self, side, values):
         return [{"name": n, "ab_side": side, "instructions_per_byte": v} for n, v in values.items()]
@@ -215,6 +256,22 @@ class EndToEnd(unittest.TestCase):
             self.assertFalse(any("instructions_per_byte" in r for r in measured))
         else:
             self.assertTrue(all(r["instructions_per_byte"] > 0 for r in measured))
+
+    def test_without_case_flags_the_gated_set_runs(self):
+        build = os.path.dirname(os.path.abspath(BIN))
+        with tempfile.TemporaryDirectory() as tmp:
+            result = subprocess.run([SCRIPT, f"--build-a={build}", f"--build-b={build}", "--rounds=2", "--reps=1",
+                                     "--seed=3", "--min-time=0.001", f"--out={tmp}"],
+                                    capture_output=True, text=True, timeout=300)
+            self.assertEqual(result.returncode, 0, result.stderr)  # 2 rounds: no verdict, so no regression
+            with open(os.path.join(tmp, "ab.json")) as f:
+                doc = json.load(f)
+        codecs = {r["name"].split("/")[1] for r in doc["benchmarks"]}
+        self.assertEqual(codecs, {"memcpy", "bytegroup:split=exponent+huff", "bytegroup+lz4"})
+        self.assertTrue(all("/synthetic:weights:size=1MiB:seed=1/chunk:1048576/" in r["name"]
+                            for r in doc["benchmarks"]))
+        self.assertEqual(len({r["case"] for r in doc["results"]}), 6)  # compress and decompress each
+        self.assertTrue(all(r["rounds"] == 2 and r["verdict"] == "same" for r in doc["results"]))
 
     def test_bad_input_exits_2_with_one_line(self):
         result = subprocess.run([SCRIPT, "--codec-a=memcpy", "--rounds=3"], capture_output=True, text=True, timeout=60)
