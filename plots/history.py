@@ -1,0 +1,101 @@
+"""scripts/history: a results history of wirezip's benchmark runs in one SQLite file (docs/HISTORY.md).
+
+  history record RESULT.json...  records every case of each file (a file already recorded is skipped)
+  history check                  judges the newest run of each case against its runner class's earlier
+                                 runs (E-divisive change points and a Mann-Whitney step test)
+
+The database is --db=PATH, else $WIREZIP_HISTORY, else results/history.sqlite.
+Exit status: 0 fine, 1 a significant regression or a broken case (check), 2 bad input (one line on
+stderr): an unreadable, truncated or non-JSON result file (nothing recorded), a database that is
+corrupt or another program's (left untouched), a bad option.
+"""
+import argparse
+import json
+import math
+import sys
+
+import history_check
+import history_store
+from compare_input import BadInput
+from compare_sides import parse_metrics
+
+
+def parse_args(argv):
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="PATH", help="history database (default $WIREZIP_HISTORY or "
+                                                     "results/history.sqlite)")
+    p = argparse.ArgumentParser(prog="history", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=__doc__.split("\n\n", 1)[1])
+    sub = p.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", parents=[common], help="record result files")
+    rec.add_argument("files", nargs="+", metavar="RESULT.json")
+    chk = sub.add_parser("check", parents=[common], help="judge the newest run of each case")
+    chk.add_argument("--metrics", default="bytes_per_second",
+                     help="comma-separated; a metric of unknown direction as NAME:higher or NAME:lower")
+    chk.add_argument("--threshold", default="5%", help="relative move counted as a regression (default 5%%)")
+    chk.add_argument("--alpha", default="0.05", help="significance of both rules, in (0, 1) (default 0.05)")
+    chk.add_argument("--permutations", type=int, default=199, help="permutations per change-point test (default 199)")
+    chk.add_argument("--seed", type=int, default=1, help="seed of the permutations (default 1)")
+    chk.add_argument("--recent", type=int, default=10,
+                     help="a change point among this many newest runs counts (default 10)")
+    chk.add_argument("--window", type=int, default=5, help="earlier runs the step test pools (default 5)")
+    chk.add_argument("--json-out", metavar="FILE", help="also write the findings as JSON")
+    return p.parse_args(argv)
+
+
+def check_options(args):
+    """The check's options as numbers; BadInput naming the option when one is out of range."""
+    try:
+        threshold = float(args.threshold.rstrip("%")) / 100
+        alpha = float(args.alpha)
+    except ValueError:
+        raise BadInput(f"--threshold {args.threshold!r} / --alpha {args.alpha!r}: not a number") from None
+    if not math.isfinite(threshold) or threshold < 0:
+        raise BadInput(f"--threshold {args.threshold!r}: must be a finite percentage >= 0")
+    if not 0 < alpha < 1:
+        raise BadInput(f"--alpha {args.alpha!r}: must be in (0, 1)")
+    for name in ("permutations", "recent", "window"):
+        if getattr(args, name) < 1:
+            raise BadInput(f"--{name} {getattr(args, name)}: must be >= 1")
+    return {"threshold": threshold, "alpha": alpha, "permutations": args.permutations, "seed": args.seed,
+            "recent": args.recent, "window": args.window}
+
+
+def run_record(args, path):
+    db = history_store.open_db(path, create=True)
+    try:
+        for file, run in history_store.record(db, args.files):
+            print(f"{file}: recorded as run {run}" if run else f"{file}: already recorded, nothing to do")
+    finally:
+        db.close()
+    return 0
+
+
+def run_check(args, path):
+    metrics, opts = parse_metrics(args.metrics), check_options(args)
+    db = history_store.open_db(path, create=False)
+    try:
+        findings = history_check.check(db, metrics, opts)
+    finally:
+        db.close()
+    for f in findings:
+        if f["verdict"] != "same":
+            print(history_check.describe(f))
+    failing = [f for f in findings if f["verdict"] in ("regression", "broken")]
+    print(f"{len(findings)} case/metric series checked, {len(failing)} failing "
+          f"(threshold {100 * opts['threshold']:g}%, alpha {opts['alpha']:g})")
+    if args.json_out:
+        with open(args.json_out, "w") as out:
+            json.dump({"options": opts, "findings": findings}, out, indent=1)
+    return 1 if failing else 0
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    path = args.db or history_store.default_path()
+    try:
+        return run_record(args, path) if args.command == "record" else run_check(args, path)
+    except BadInput as e:
+        print(f"history: {e}", file=sys.stderr)
+        return 2
