@@ -2,10 +2,11 @@
 
   history record RESULT.json...  records every case of each file (a file already recorded is skipped)
   history check                  judges the newest run of each case against its runner class's earlier
-                                 runs (E-divisive change points and a Mann-Whitney step test)
+                                 runs (E-divisive change points and a Mann-Whitney step test);
+                                 --expect=FILE adds absolute bounds (plots/expect.py)
 
 The database is --db=PATH, else $WIREZIP_HISTORY, else results/history.sqlite.
-Exit status: 0 fine, 1 a significant regression or a broken case (check), 2 bad input (one line on
+Exit status: 0 fine, 1 a significant regression, a broken case or a missed bound (check), 2 bad input (one line on
 stderr): an unreadable, truncated or non-JSON result file (nothing recorded), a database that is
 corrupt or another program's (left untouched), a bad option.
 """
@@ -14,6 +15,7 @@ import json
 import math
 import sys
 
+import expect
 import history_check
 import history_store
 from compare_input import BadInput
@@ -40,6 +42,8 @@ def parse_args(argv):
     chk.add_argument("--recent", type=int, default=10,
                      help="a change point among this many newest runs counts (default 10)")
     chk.add_argument("--window", type=int, default=5, help="earlier runs the step test pools (default 5)")
+    chk.add_argument("--expect", metavar="FILE",
+                     help="absolute bounds, one 'CASE_GLOB METRIC >= VALUE' (or <=) a line; exit 1 when one is missed")
     chk.add_argument("--json-out", metavar="FILE", help="also write the findings as JSON")
     return p.parse_args(argv)
 
@@ -74,21 +78,26 @@ def run_record(args, path):
 
 def run_check(args, path):
     metrics, opts = parse_metrics(args.metrics), check_options(args)
+    rules = expect.parse(args.expect) if args.expect else []
     db = history_store.open_db(path, create=False)
     try:
         findings = history_check.check(db, metrics, opts)
+        bounds = expect.judge(rules, history_check.newest_values(db, {r["metric"] for r in rules}))
     finally:
         db.close()
     for f in findings:
         if f["verdict"] != "same":
             print(history_check.describe(f))
+    for line in bounds:
+        print(line)
     failing = [f for f in findings if f["verdict"] in ("regression", "broken")]
     print(f"{len(findings)} case/metric series checked, {len(failing)} failing "
-          f"(threshold {100 * opts['threshold']:g}%, alpha {opts['alpha']:g})")
+          f"(threshold {100 * opts['threshold']:g}%, alpha {opts['alpha']:g})"
+          + (f"; {len(rules)} expect rule(s), {len(bounds)} missed" if rules else ""))
     if args.json_out:
         with open(args.json_out, "w") as out:
-            json.dump({"options": opts, "findings": findings}, out, indent=1)
-    return 1 if failing else 0
+            json.dump({"options": opts, "findings": findings, "expect_failures": bounds}, out, indent=1)
+    return 1 if failing or bounds else 0
 
 
 def main(argv=None):

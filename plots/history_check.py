@@ -109,6 +109,20 @@ def check(db, metrics, opts):
     return findings
 
 
+def newest_values(db, metrics):
+    """{(runner class, case): {metric: the newest run's value}} for --expect; None where the newest
+    run failed or did not verify, and no entry where the case never carried the metric."""
+    out = {}
+    for metric in metrics:
+        for key, runs in load_series(db, metric).items():
+            newest = runs[-1]
+            if newest["status"] != "ok":
+                out.setdefault(key, {})[metric] = None
+            elif newest["value"] is not None:
+                out.setdefault(key, {})[metric] = newest["value"]
+    return out
+
+
 def describe(f):
     """One line for a finding that moved or broke."""
     head = f"{f['verdict'].upper():<11} {f['case']} [{f['runner_class']}] {f['metric']}"

@@ -219,5 +219,40 @@ class Check(HistoryRun):
         self.assertLessEqual(hits, 11, "binomial(100, 0.05) exceeds 11 with probability < 1%")
 
 
+class Expect(HistoryRun):
+    def check_with(self, text, failed=False):
+        rng = random.Random(5)
+        other = CASE.replace("lz4", "zstd")
+        paths = [self.write(i, entries(CASE, 2e9, rng) + entries(other, 1e9, rng, "boom" if failed and i == 2 else None))
+                 for i in range(3)]
+        self.history("record", *paths)
+        rules = os.path.join(self.dir.name, "expect.txt")
+        with open(rules, "w") as f:
+            f.write(text)
+        return self.history("check", f"--expect={rules}")
+
+    def test_a_floor_met_passes_and_a_floor_missed_fails_naming_the_case(self):
+        code, out, _ = self.check_with("# acceptance\ncodec/lz4/* bytes_per_second >= 1.5e9\n")
+        self.assertEqual(code, 0, out)
+        code, out, _ = self.check_with("codec/lz4/* bytes_per_second >= 2.5e9\ncodec/lz4/* real_time <= 1e9\n")
+        self.assertEqual(code, 1, out)
+        self.assertIn(f"OUT OF BOUND {CASE}", out)
+        self.assertIn("expected >= 2.5e+09 (", out)
+        self.assertIn("expect.txt:1)", out)
+        self.assertNotIn("expect.txt:2)", out)
+
+    def test_a_failed_case_or_a_rule_matching_nothing_misses(self):
+        code, out, _ = self.check_with("codec/zstd*/* bytes_per_second >= 1\ncodec/nope/* ratio >= 1\n",
+                                        failed=True)
+        self.assertEqual(code, 1, out)
+        self.assertRegex(out, r"OUT OF BOUND codec/zstd\S* \[\w+\] bytes_per_second no value")
+        self.assertIn("NO CASE     codec/nope/* ratio", out)
+
+    def test_a_line_that_is_not_a_rule_is_exit_2_with_its_line(self):
+        code, _, err = self.check_with("codec/* bytes_per_second >= 1\ncodec/* bytes_per_second > fast\n")
+        self.assertEqual(code, 2)
+        self.assertIn("expect.txt:2: expected 'CASE_GLOB METRIC >= VALUE'", err)
+
+
 if __name__ == "__main__":
     unittest.main()
