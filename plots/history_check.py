@@ -25,19 +25,24 @@ def load_series(db, metric):
     """{(runner class, case): [run]} with runs oldest first; a run is {"git_sha", "date", "status",
     "reason", "reps": [values], "value": the run's median aggregate, else its mean, else the median
     of its repetitions, or None}."""
+    cases = {}
+    rows = db.execute("SELECT c.id, c.runner_class, c.name, c.status, c.reason, r.git_sha, r.date, s.kind, s.value "
+                      "FROM cases c JOIN runs r ON r.id = c.run_id "
+                      "LEFT JOIN samples s ON s.case_id = c.id AND s.metric = ? "
+                      "ORDER BY r.date, r.id, c.id, s.repetition", (metric,))
+    for case_id, klass, name, status, reason, sha, date, kind, value in rows:
+        run = cases.setdefault(case_id, {"key": (klass, name), "git_sha": sha, "date": date, "status": status,
+                                         "reason": reason, "values": {}})
+        if kind is not None:
+            run["values"].setdefault(kind, []).append(value)
     series = {}
-    rows = db.execute("SELECT c.id, c.runner_class, c.name, c.status, c.reason, r.git_sha, r.date FROM cases c "
-                      "JOIN runs r ON r.id = c.run_id ORDER BY r.date, r.id")
-    for case_id, klass, name, status, reason, sha, date in rows.fetchall():
-        values = {}
-        for kind, value in db.execute("SELECT kind, value FROM samples WHERE case_id = ? AND metric = ? "
-                                      "ORDER BY repetition", (case_id, metric)):
-            values.setdefault(kind, []).append(value)
+    for run in cases.values():  # dicts keep the query's order: oldest run first
+        values = run.pop("values")
         reps = values.get(REPETITION, [])
         aggregate = values.get("median") or values.get("mean")
-        value = aggregate[0] if aggregate else statistics.median(reps) if reps else None
-        series.setdefault((klass, name), []).append(
-            {"git_sha": sha, "date": date, "status": status, "reason": reason, "reps": reps, "value": value})
+        run["reps"] = reps
+        run["value"] = aggregate[0] if aggregate else statistics.median(reps) if reps else None
+        series.setdefault(run.pop("key"), []).append(run)
     return series
 
 
@@ -84,6 +89,8 @@ def judge(key, runs, metric, direction, opts):
         if len(usable) == 0:
             return None
         return {**finding, "verdict": "broken", "reason": f"{metric} missing in the newest run (earlier runs have it)"}
+    if newest["value"] <= 0:
+        return {**finding, "verdict": "broken", "reason": f"{metric}={newest['value']:g}: no relative change exists"}
     if len(usable) < 2:
         return {**finding, "verdict": "new", "reason": "no earlier run in this runner class"}
     seed = [opts["seed"], zlib.crc32(f"{klass}/{name}/{metric}".encode())]

@@ -204,6 +204,16 @@ class Check(HistoryRun):
         self.assertIn("XXH3 mismatch", found[other]["reason"])
         self.assertEqual(found[CASE]["verdict"], "same")
 
+    def test_a_zero_rate_in_the_newest_run_is_broken(self):
+        rng = random.Random(4)
+        paths = [self.write(i, entries(CASE, 1e9, rng)) for i in range(4)]
+        zero = [dict(e, bytes_per_second=0.0) for e in entries(CASE, 1e9, rng)]
+        self.history("record", *paths, self.write(4, zero))
+        code, out, _ = self.history("check")
+        self.assertEqual(code, 1, out)
+        self.assertIn("BROKEN", out)
+        self.assertIn("bytes_per_second=0: no relative change exists", out)
+
     def test_a_missing_database_or_a_bad_option_is_one_line_and_exit_2(self):
         for argv in (["check"], ["check", "--alpha=2"]):
             if len(argv) == 2:
