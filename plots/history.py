@@ -1,6 +1,7 @@
 """scripts/history: a results history of wirezip's benchmark runs in one SQLite file (docs/HISTORY.md).
 
   history record RESULT.json...  records every case of each file (a file already recorded is skipped)
+  history merge FROM.sqlite...   copies the runs of other histories that the database lacks
   history check                  judges the newest run of each case against its runner class's earlier
                                  runs (E-divisive change points and a Mann-Whitney step test);
                                  --expect=FILE adds absolute bounds (plots/expect.py)
@@ -32,6 +33,8 @@ def parse_args(argv):
     sub = p.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", parents=[common], help="record result files")
     rec.add_argument("files", nargs="+", metavar="RESULT.json")
+    mrg = sub.add_parser("merge", parents=[common], help="copy the runs of other histories into the database")
+    mrg.add_argument("sources", nargs="+", metavar="FROM.sqlite")
     chk = sub.add_parser("check", parents=[common], help="judge the newest run of each case")
     chk.add_argument("--metrics", default="bytes_per_second",
                      help="comma-separated; a metric of unknown direction as NAME:higher or NAME:lower")
@@ -76,6 +79,19 @@ def run_record(args, path):
     return 0
 
 
+def run_merge(args, path):
+    sources = [history_store.open_db(source, create=False) for source in args.sources]
+    db = history_store.open_db(path, create=True)
+    try:
+        for name, source in zip(args.sources, sources):
+            print(f"{name}: {history_store.merge(db, source)} run(s) copied")
+    finally:
+        db.close()
+        for source in sources:
+            source.close()
+    return 0
+
+
 def run_check(args, path):
     metrics, opts = parse_metrics(args.metrics), check_options(args)
     rules = expect.parse(args.expect) if args.expect else []
@@ -104,7 +120,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     path = args.db or history_store.default_path()
     try:
-        return run_record(args, path) if args.command == "record" else run_check(args, path)
+        return {"record": run_record, "merge": run_merge, "check": run_check}[args.command](args, path)
     except BadInput as e:
         print(f"history: {e}", file=sys.stderr)
         return 2

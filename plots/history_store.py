@@ -163,3 +163,33 @@ def record(db, paths, now=None):
         db.execute("ROLLBACK")
         raise
     return out
+
+
+def merge(db, source):
+    """Copies the runs of another history (an open connection) that db lacks, keyed by file_sha256,
+    in one transaction; returns how many were copied. Why: runners that each keep their own file
+    pool them into one without a shared filesystem."""
+    runs = source.execute("SELECT id, file_sha256, source, git_sha, date, executable, context, recorded_at "
+                          "FROM runs ORDER BY id").fetchall()
+    copied = 0
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for old_id, *run in runs:
+            if db.execute("SELECT 1 FROM runs WHERE file_sha256 = ?", (run[0],)).fetchone():
+                continue
+            new_id = db.execute("INSERT INTO runs (file_sha256, source, git_sha, date, executable, context, "
+                                "recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)", run).lastrowid
+            for case_id, *case in source.execute("SELECT id, name, runner_class, status, reason FROM cases "
+                                                 "WHERE run_id = ?", (old_id,)).fetchall():
+                new_case = db.execute("INSERT INTO cases (run_id, name, runner_class, status, reason) "
+                                      "VALUES (?, ?, ?, ?, ?)", (new_id, *case)).lastrowid
+                db.executemany("INSERT INTO samples VALUES (?, ?, ?, ?, ?)",
+                               [(new_case, *row) for row in source.execute(
+                                   "SELECT metric, kind, repetition, value FROM samples WHERE case_id = ?",
+                                   (case_id,))])
+            copied += 1
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return copied

@@ -152,6 +152,27 @@ class Record(HistoryRun):
             with open(self.db, "rb") as f:
                 self.assertEqual(f.read(), before)
 
+    def test_merge_copies_the_runs_the_database_lacks_once(self):
+        rng = random.Random(6)
+        paths = [self.write(i, entries(CASE, 1e9, rng)) for i in range(3)]
+        other = os.path.join(self.dir.name, "other.sqlite")
+        self.history("record", *paths[:2])
+        self.assertEqual(history.main(["record", f"--db={other}", *paths[1:]]), 0)
+        for copied in ("1 run(s) copied", "0 run(s) copied"):
+            code, out, _ = self.history("merge", other)
+            self.assertEqual(code, 0)
+            self.assertIn(copied, out)
+        self.assertEqual(self.count("runs"), 3)
+        direct = os.path.join(self.dir.name, "direct.sqlite")
+        history.main(["record", f"--db={direct}", *paths])
+        query = "SELECT source, name, kind, metric, repetition, value FROM samples " \
+                "JOIN cases ON cases.id = case_id " \
+                "JOIN runs ON runs.id = run_id ORDER BY 1, 2, 3, 4, 5"
+        self.assertEqual(sqlite3.connect(self.db).execute(query).fetchall(),
+                         sqlite3.connect(direct).execute(query).fetchall())
+        code, _, err = self.history("merge", os.path.join(self.dir.name, "absent.sqlite"))
+        self.assertEqual(code, 2, err)
+
     def test_two_recorders_at_once_both_keep_their_runs(self):
         rng = random.Random(1)
         batches = [[self.write(b * 100 + i, entries(CASE, 1e9, rng)) for i in range(20)] for b in range(2)]
@@ -233,8 +254,8 @@ class Expect(HistoryRun):
     def check_with(self, text, failed=False):
         rng = random.Random(5)
         other = CASE.replace("lz4", "zstd")
-        paths = [self.write(i, entries(CASE, 2e9, rng) + entries(other, 1e9, rng, "boom" if failed and i == 2 else None))
-                 for i in range(3)]
+        failures = [None, None, "boom" if failed else None]
+        paths = [self.write(i, entries(CASE, 2e9, rng) + entries(other, 1e9, rng, failures[i])) for i in range(3)]
         self.history("record", *paths)
         rules = os.path.join(self.dir.name, "expect.txt")
         with open(rules, "w") as f:
