@@ -44,6 +44,8 @@ def parse_args(argv):
     chk.add_argument("--seed", type=int, default=1, help="seed of the permutations (default 1)")
     chk.add_argument("--recent", type=int, default=10,
                      help="a change point among this many newest runs counts (default 10)")
+    chk.add_argument("--last", type=int, default=100,
+                     help="newest runs of each series the rules read (default 100; the test's cost grows as N^2)")
     chk.add_argument("--window", type=int, default=5, help="earlier runs the step test pools (default 5)")
     chk.add_argument("--expect", metavar="FILE",
                      help="absolute bounds, one 'CASE_GLOB METRIC >= VALUE' (or <=) a line; exit 1 when one is missed")
@@ -62,11 +64,11 @@ def check_options(args):
         raise BadInput(f"--threshold {args.threshold!r}: must be a finite percentage >= 0")
     if not 0 < alpha < 1:
         raise BadInput(f"--alpha {args.alpha!r}: must be in (0, 1)")
-    for name in ("permutations", "recent", "window"):
+    for name in ("permutations", "recent", "window", "last"):
         if getattr(args, name) < 1:
             raise BadInput(f"--{name} {getattr(args, name)}: must be >= 1")
     return {"threshold": threshold, "alpha": alpha, "permutations": args.permutations, "seed": args.seed,
-            "recent": args.recent, "window": args.window}
+            "recent": args.recent, "window": args.window, "last": args.last}
 
 
 def run_record(args, path):

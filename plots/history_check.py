@@ -84,7 +84,7 @@ def judge(key, runs, metric, direction, opts):
                "date": newest["date"], "runs": len(runs), "verdict": "same", "rules": [], "step": None, "change": None}
     if newest["status"] != "ok":
         return {**finding, "verdict": "broken", "reason": f"{newest['status']}: {newest['reason']}"}
-    usable = [r for r in runs if r["status"] == "ok" and r["value"] is not None and r["value"] > 0]
+    usable = [r for r in runs if r["status"] == "ok" and r["value"] is not None and r["value"] > 0][-opts["last"]:]
     if newest["value"] is None:
         if len(usable) == 0:
             return None

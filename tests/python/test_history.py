@@ -194,6 +194,8 @@ class Check(HistoryRun):
         self.assertEqual(f["change"]["points"][0]["git_sha"], "sha024")
         self.assertAlmostEqual(f["change"]["delta_pct"], -12, delta=2)
         self.assertIn("since sha024", text)
+        code, text, _ = self.history("check", "--last=5")
+        self.assertEqual(code, 0, "the five newest runs all come after the step")
 
     def test_a_step_in_the_newest_run_alone_is_found_by_the_u_test(self):
         rng = random.Random(3)
