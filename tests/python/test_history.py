@@ -108,6 +108,13 @@ class Record(HistoryRun):
         self.assertEqual(sha, "sha000")
         self.assertEqual(len(klass), 16)
 
+    def test_the_database_comes_from_wirezip_history_without_db(self):
+        env = dict(os.environ, WIREZIP_HISTORY=self.db)
+        result = subprocess.run([sys.executable, SCRIPT, "record", os.path.join(FIXTURES, "base.json")], env=env,
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(self.count("runs"), 1)
+
     def test_runner_class_follows_the_kernel_and_the_data_set_not_the_host_name(self):
         rng = random.Random(1)
         paths = [self.write(0, entries(CASE, 1e9, rng), hostname="a"),
