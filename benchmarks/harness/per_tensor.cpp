@@ -10,7 +10,6 @@
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/datasets/dataset.hpp"
-#include "wirezip/datasets/mapped_file.hpp"
 #include "wirezip/datasets/safetensors.hpp"
 #include "wirezip/util/checked.hpp"
 #include "wirezip/util/error.hpp"
@@ -81,40 +80,35 @@ class RecordWriter {
 json add_records(const PerTensorConfig& config, const std::string& spec, RecordWriter& writer) {
   const SafetensorsSpec where = parse_safetensors_spec(spec);
   datasets::SafetensorsSelection selection;
-  datasets::SafetensorsHeader header;
   try {
     selection = datasets::read_safetensors_bf16(where.path, where.regex);
-    const datasets::MappedFile file(where.path);
-    header = datasets::parse_safetensors_header(file.bytes());
   } catch (const Error& e) {
     fail("dataset '{}': {}", shown(spec), e.what());
   }
   json context = {{"dataset:" + spec, fmt::format("safetensors {}: {} of {} tensors as bf16", where.path,
-                                                   selection.names.size(), selection.tensors_in_file)},
+                                                   selection.selected.size(), selection.header.tensors.size())},
                   {"dataset_sha256:" + spec, datasets::sha256_hex(selection.bf16)}};
 
   std::vector<std::unique_ptr<codecs::Codec>> codecs;
   for (const std::string& c : config.codecs) codecs.push_back(codecs::make_codec(c));
   std::vector<std::byte> frame, restored;
   std::size_t offset = 0;
-  // The selection is a subsequence of the header's tensors, both in file order: one cursor finds
-  // each selected tensor's shape.
-  auto next = header.tensors.begin();
-  for (std::size_t i = 0; i < selection.names.size(); ++i) {
-    next = std::find_if(next, header.tensors.end(),
-                        [&](const datasets::SafetensorsTensor& t) { return t.name == selection.names[i]; });
-    if (next == header.tensors.end()) fail("dataset '{}': tensor '{}' is not in the header", spec, selection.names[i]);
-    const datasets::SafetensorsTensor& tensor = *next++;
+  for (std::size_t index : selection.selected) {
+    const datasets::SafetensorsTensor& tensor = selection.header.tensors[index];
     std::uint64_t elements = 1;
-    for (std::uint64_t d : tensor.shape) elements = checked_mul(elements, d, "tensor elements");
+    json shape = json::array();
+    for (std::uint64_t d : tensor.shape) {
+      elements = checked_mul(elements, d, "tensor elements");
+      shape.push_back(d);
+    }
     const std::size_t bytes = checked_mul(elements, 2, "tensor bytes");
     if (checked_add(offset, bytes, "tensor offset") > selection.bf16.size())
       fail("dataset '{}': tensor '{}' runs past the converted data", spec, tensor.name);
     const std::span<const std::byte> data = std::span(selection.bf16).subspan(offset, bytes);
     offset += bytes;
     for (std::uint64_t chunk : config.chunks) {
-      json record = {{"dataset", spec},          {"name", tensor.name},  {"dtype", selection.dtypes[i]},
-                     {"shape", tensor.shape},    {"elements", elements}, {"bf16_bytes", bytes},
+      json record = {{"dataset", spec},       {"name", tensor.name},  {"dtype", tensor.dtype},
+                     {"shape", shape},        {"elements", elements}, {"bf16_bytes", bytes},
                      {"chunk", chunk},
                      {"entropy_bound_ratio", finite_or_null(codecs::entropy_bound_ratio(data, 2, chunk))},
                      {"entropy_bound_ratio_bytes", finite_or_null(codecs::entropy_bound_ratio(data, 1, chunk))}};

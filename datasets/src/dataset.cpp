@@ -57,7 +57,8 @@ Dataset load_safetensors(std::string_view spec) {
   SafetensorsSelection selection = read_safetensors_bf16(path, regex);
 
   std::size_t from_f32 = 0, from_f16 = 0, from_bf16 = 0;
-  for (const std::string& dtype : selection.dtypes) {
+  for (std::size_t i : selection.selected) {
+    const std::string_view dtype = selection.header.tensors[i].dtype;
     if (dtype == "F32")
       ++from_f32;
     else if (dtype == "F16")
@@ -68,7 +69,7 @@ Dataset load_safetensors(std::string_view spec) {
   Dataset dataset;
   dataset.description = fmt::format(
       "safetensors {}: {} of {} tensors{} (F32 {}, F16 {}, BF16 {}) as bf16, {} bf16 elements", path,
-      selection.names.size(), selection.tensors_in_file, regex.empty() ? "" : fmt::format(" matching '{}'", regex),
+      selection.selected.size(), selection.header.tensors.size(), regex.empty() ? "" : fmt::format(" matching '{}'", regex),
       from_f32, from_f16, from_bf16, selection.bf16.size() / 2);
   dataset.bytes = std::move(selection.bf16);
   return dataset;

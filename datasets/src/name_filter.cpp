@@ -11,7 +11,7 @@ namespace wirezip::datasets::detail {
 // over a 200,000-character name overflowed the stack and killed the process. RE2 matches in time
 // linear in the name with bounded memory (a DFA, falling back to an NFA simulation) and never
 // recurses on the input, so no name can crash the reader or stall it.
-std::vector<std::size_t> matching_names(const std::vector<std::string>& names, const std::string& pattern) {
+std::vector<std::size_t> matching_names(const std::vector<std::string_view>& names, const std::string& pattern) {
   RE2::Options options;
   options.set_log_errors(false);  // the error goes into our exception, not onto stderr
   RE2 regex(pattern, options);
@@ -21,7 +21,7 @@ std::vector<std::size_t> matching_names(const std::vector<std::string>& names, c
   }
   std::vector<std::size_t> matches;
   for (std::size_t i = 0; i < names.size(); ++i)
-    if (RE2::PartialMatch(names[i], regex)) matches.push_back(i);
+    if (RE2::PartialMatch(re2::StringPiece(names[i].data(), names[i].size()), regex)) matches.push_back(i);
   return matches;
 }
 

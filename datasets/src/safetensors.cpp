@@ -7,7 +7,6 @@
 #include <array>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -41,11 +40,14 @@ constexpr std::array<Dtype, 15> kDtypes{{{"BOOL", 1},
                                          {"U64", 8},
                                          {"F64", 8}}};
 
-std::optional<std::uint64_t> dtype_size(std::string_view name) {
+// The table's entry for `name`: its name has static storage, so a header's views can point at it.
+const Dtype* find_dtype(std::string_view name) {
   for (const Dtype& dtype : kDtypes)
-    if (dtype.name == name) return dtype.size;
-  return std::nullopt;
+    if (dtype.name == name) return &dtype;
+  return nullptr;
 }
+
+std::uint64_t dtype_size(std::string_view name) { return find_dtype(name)->size; }
 
 bool convertible(std::string_view dtype) { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
 
@@ -82,11 +84,28 @@ constexpr std::size_t kMaxHeaderDepth = 16;
 // What a value must be, given where it stands.
 enum class Slot { header, entry, dtype, shape, dimension, offsets, offset, skipped };
 
+// The entry being read; once checked it is stored compactly (Entry) and reused for the next.
+struct EntryBeingRead {
+  std::string name;
+  const Dtype* dtype = nullptr;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t begin = 0, end = 0;
+};
+
+// A checked entry: its name and shape are ranges of the header's stores. 32-bit places suffice:
+// both stores are smaller than the header, at most kMaxSafetensorsHeader bytes.
+struct Entry {
+  std::uint64_t begin, end;
+  std::uint32_t name_at, name_size, shape_at, rank;
+  const Dtype* dtype;
+};
+static_assert(kMaxSafetensorsHeader < (1ull << 32));
+
 class HeaderReader {
  public:
   using json = nlohmann::json;
-  explicit HeaderReader(std::uint64_t data_size) : data_size_(data_size) {}
-  std::vector<SafetensorsTensor> take_tensors() { return std::move(tensors_); }
+  HeaderReader(std::uint64_t data_size, SafetensorsHeader& stores) : data_size_(data_size), stores_(stores) {}
+  std::vector<Entry> take_entries() { return std::move(entries_); }
 
   // The SAX interface: every call either accepts the value or throws wirezip::Error.
   bool null() { return scalar("null"); }
@@ -122,10 +141,11 @@ class HeaderReader {
   std::vector<Slot> open_;    // the containers the parser is inside, outermost first
   std::string key_;           // the last key read in the header object (a tensor name) ...
   std::string field_;         // ... and in a tensor entry
-  SafetensorsTensor tensor_;  // the entry being read
+  EntryBeingRead tensor_;
   bool has_dtype_ = false, has_shape_ = false;
   std::size_t offsets_read_ = 0;  // how many of [begin, end]
-  std::vector<SafetensorsTensor> tensors_;
+  SafetensorsHeader& stores_;     // names and dimensions go here
+  std::vector<Entry> entries_;
 };
 
 Slot HeaderReader::next_slot() const {
@@ -191,8 +211,8 @@ bool HeaderReader::number_unsigned(json::number_unsigned_t value) {
 bool HeaderReader::string(json::string_t& value) {
   Slot slot = next_slot();
   if (slot == Slot::dtype) {
-    if (!dtype_size(value)) fail("tensor '{}': unknown dtype '{}'", shown(tensor_.name), shown(value));
-    tensor_.dtype = std::move(value);
+    tensor_.dtype = find_dtype(value);
+    if (!tensor_.dtype) fail("tensor '{}': unknown dtype '{}'", shown(tensor_.name), shown(value));
     has_dtype_ = true;
   } else if (slot != Slot::skipped) {
     wrong(slot, "string");
@@ -212,8 +232,10 @@ bool HeaderReader::open(bool object) {
     fail("{} nests deeper than {} levels (the header needs 3)", where, kMaxHeaderDepth);
   }
   if (slot == Slot::entry) {
-    tensor_ = SafetensorsTensor{};
     tensor_.name = key_;
+    tensor_.dtype = nullptr;
+    tensor_.shape.clear();  // keeps its capacity: one entry's worth, reused
+    tensor_.begin = tensor_.end = 0;
     has_dtype_ = has_shape_ = false;
     offsets_read_ = 0;
     field_.clear();
@@ -245,7 +267,7 @@ bool HeaderReader::close() {
 }
 
 void HeaderReader::finish_entry() {
-  SafetensorsTensor& tensor = tensor_;
+  const EntryBeingRead& tensor = tensor_;
   const std::string name = shown(tensor.name);
   if (!has_dtype_) fail("tensor '{}': missing \"dtype\"", name);
   if (!has_shape_) fail("tensor '{}': missing \"shape\"", name);
@@ -257,7 +279,7 @@ void HeaderReader::finish_entry() {
          data_size_);
 
   // dtype size x product(shape), refusing overflow; a zero dimension makes it 0 whatever the rest.
-  std::uint64_t expected = *dtype_size(tensor.dtype);
+  std::uint64_t expected = tensor.dtype->size;
   bool overflow = false;
   if (std::find(tensor.shape.begin(), tensor.shape.end(), 0) != tensor.shape.end()) {
     expected = 0;
@@ -268,34 +290,52 @@ void HeaderReader::finish_entry() {
     constexpr std::size_t kShownDims = 8;  // a shape can have millions of dimensions
     std::span<const std::uint64_t> dims(tensor.shape.data(), std::min(tensor.shape.size(), kShownDims));
     fail("tensor '{}': data_offsets [{}, {}] hold {} bytes but dtype {} x shape [{}{}] needs {}", name, tensor.begin,
-         tensor.end, tensor.end - tensor.begin, tensor.dtype, fmt::join(dims, ", "),
+         tensor.end, tensor.end - tensor.begin, tensor.dtype->name, fmt::join(dims, ", "),
          tensor.shape.size() > kShownDims ? ", ..." : "",
          overflow ? std::string("more than 2^64") : std::to_string(expected));
   }
-  tensors_.push_back(std::move(tensor));
+  entries_.push_back({.begin = tensor.begin, .end = tensor.end,
+                      .name_at = static_cast<std::uint32_t>(stores_.names.size()),
+                      .name_size = static_cast<std::uint32_t>(tensor.name.size()),
+                      .shape_at = static_cast<std::uint32_t>(stores_.dimensions.size()),
+                      .rank = static_cast<std::uint32_t>(tensor.shape.size()), .dtype = tensor.dtype});
+  stores_.names.insert(stores_.names.end(), tensor.name.begin(), tensor.name.end());
+  stores_.dimensions.insert(stores_.dimensions.end(), tensor.shape.begin(), tensor.shape.end());
 }
 
 // Two tensors sharing bytes would let a small file expand into many copies of its data section
 // (2000 tensors over the same 1 MiB of a 1.2 MB file asked for 2 GB); with ranges disjoint, what
-// the reader allocates is bounded by the file's size. Also refuses a name given twice.
-void check_disjoint(std::vector<SafetensorsTensor>& tensors) {
-  std::vector<std::string_view> names;
-  for (const SafetensorsTensor& tensor : tensors) names.push_back(tensor.name);
-  std::sort(names.begin(), names.end());
-  if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
-    fail("tensor '{}' appears twice in the header", shown(*twice));
-
-  // File order; the name breaks ties between empty tensors so the order is always the same.
-  std::sort(tensors.begin(), tensors.end(), [](const SafetensorsTensor& a, const SafetensorsTensor& b) {
-    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
-  });
-  for (std::size_t i = 1; i < tensors.size(); ++i) {
-    const SafetensorsTensor& before = tensors[i - 1];
-    const SafetensorsTensor& after = tensors[i];
-    if (after.begin < before.end)
-      fail("tensors '{}' (data_offsets [{}, {}]) and '{}' (data_offsets [{}, {}]) overlap", shown(before.name),
-           before.begin, before.end, shown(after.name), after.begin, after.end);
+// the reader allocates is bounded by the file's size. Also refuses a name given twice. Then puts
+// the entries in file order (the name breaks ties between empty tensors, so the order is always
+// the same) as the header's views.
+void check_disjoint_into_views(std::vector<Entry>& entries, SafetensorsHeader& header) {
+  const auto name = [&](const Entry& entry) {
+    return std::string_view(header.names.data() + entry.name_at, entry.name_size);
+  };
+  {
+    std::vector<std::string_view> names;
+    names.reserve(entries.size());
+    for (const Entry& entry : entries) names.push_back(name(entry));
+    std::sort(names.begin(), names.end());
+    if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
+      fail("tensor '{}' appears twice in the header", shown(*twice));
   }
+  std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end) ||
+           (std::tie(a.begin, a.end) == std::tie(b.begin, b.end) && name(a) < name(b));
+  });
+  for (std::size_t i = 1; i < entries.size(); ++i) {
+    const Entry& before = entries[i - 1];
+    const Entry& after = entries[i];
+    if (after.begin < before.end)
+      fail("tensors '{}' (data_offsets [{}, {}]) and '{}' (data_offsets [{}, {}]) overlap", shown(name(before)),
+           before.begin, before.end, shown(name(after)), after.begin, after.end);
+  }
+  header.tensors.reserve(entries.size());
+  for (const Entry& entry : entries)
+    header.tensors.push_back({.name = name(entry), .dtype = entry.dtype->name,
+                              .shape = std::span(header.dimensions).subspan(entry.shape_at, entry.rank),
+                              .begin = entry.begin, .end = entry.end});
 }
 
 }  // namespace
@@ -312,54 +352,62 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> file) {
 
   SafetensorsHeader result;
   result.data_start = 8 + length;
-  HeaderReader reader(file.size() - result.data_start);
-  const char* text = reinterpret_cast<const char*>(file.data() + 8);
-  if (!nlohmann::json::sax_parse(text, text + length, &reader)) fail("header is not valid JSON");
-  result.tensors = reader.take_tensors();
-  check_disjoint(result.tensors);
+  std::vector<Entry> entries;
+  {
+    HeaderReader reader(file.size() - result.data_start, result);
+    const char* text = reinterpret_cast<const char*>(file.data() + 8);
+    if (!nlohmann::json::sax_parse(text, text + length, &reader)) fail("header is not valid JSON");
+    entries = reader.take_entries();
+  }
+  // The stores are complete: the views made now point into buffers that no longer move.
+  result.names.shrink_to_fit();
+  result.dimensions.shrink_to_fit();
+  check_disjoint_into_views(entries, result);
   return result;
 }
 
 SafetensorsSelection select_safetensors_bf16(std::span<const std::byte> file, const std::string& tensor_regex) {
-  SafetensorsHeader header = parse_safetensors_header(file);
-  std::vector<std::string> names;
-  for (const SafetensorsTensor& tensor : header.tensors) names.push_back(tensor.name);
-  std::vector<const SafetensorsTensor*> selected;
-  for (std::size_t i : detail::matching_names(names, tensor_regex)) selected.push_back(&header.tensors[i]);
-  if (selected.empty()) {
+  SafetensorsSelection result;
+  result.header = parse_safetensors_header(file);
+  const std::vector<SafetensorsTensor>& tensors = result.header.tensors;
+  {
+    std::vector<std::string_view> names;
+    names.reserve(tensors.size());
+    for (const SafetensorsTensor& tensor : tensors) names.push_back(tensor.name);
+    result.selected = detail::matching_names(names, tensor_regex);
+  }
+  if (result.selected.empty()) {
     std::vector<std::string> some;
-    for (std::size_t i = 0; i < header.tensors.size() && i < 5; ++i) some.push_back(shown(header.tensors[i].name));
-    fail("tensor regex '{}' matches none of its {} tensors (first: {})", tensor_regex, header.tensors.size(),
+    for (std::size_t i = 0; i < tensors.size() && i < 5; ++i) some.push_back(shown(tensors[i].name));
+    fail("tensor regex '{}' matches none of its {} tensors (first: {})", tensor_regex, tensors.size(),
          fmt::join(some, ", "));
   }
 
-  SafetensorsSelection result;
-  result.tensors_in_file = header.tensors.size();
   // Ranges are disjoint and inside the data section (checked above), so this sum, and the output
   // (at most as large as the bytes it comes from), are bounded by the file's size.
   std::uint64_t elements = 0;
-  for (const SafetensorsTensor* tensor : selected) {
-    if (!convertible(tensor->dtype))
+  for (std::size_t i : result.selected) {
+    const SafetensorsTensor& tensor = tensors[i];
+    if (!convertible(tensor.dtype))
       fail(
           "tensor '{}' has dtype {}, which is not supported (only F32, F16, BF16 convert to bf16); narrow the "
           "selection with tensors=REGEX",
-          shown(tensor->name), tensor->dtype);
-    elements += (tensor->end - tensor->begin) / *dtype_size(tensor->dtype);
-    result.names.push_back(tensor->name);
-    result.dtypes.push_back(tensor->dtype);
+          shown(tensor.name), tensor.dtype);
+    elements += (tensor.end - tensor.begin) / dtype_size(tensor.dtype);
   }
   if (elements == 0) fail("the selected tensors hold no elements");
 
   result.bf16.resize(elements * 2);
-  std::span<const std::byte> data = file.subspan(header.data_start);
+  std::span<const std::byte> data = file.subspan(result.header.data_start);
   std::size_t out = 0;
-  for (const SafetensorsTensor* tensor : selected) {
-    std::span<const std::byte> src = data.subspan(tensor->begin, tensor->end - tensor->begin);
-    std::size_t count = src.size() / *dtype_size(tensor->dtype);
+  for (std::size_t i : result.selected) {
+    const SafetensorsTensor& tensor = tensors[i];
+    std::span<const std::byte> src = data.subspan(tensor.begin, tensor.end - tensor.begin);
+    std::size_t count = src.size() / dtype_size(tensor.dtype);
     std::span<std::byte> dst(result.bf16.data() + out, count * 2);
-    if (tensor->dtype == "F32") {
+    if (tensor.dtype == "F32") {
       f32_le_to_bf16_le(src, dst);
-    } else if (tensor->dtype == "F16") {
+    } else if (tensor.dtype == "F16") {
       f16_le_to_bf16_le(src, dst);
     } else if (!src.empty()) {
       std::memcpy(dst.data(), src.data(), src.size());  // BF16: already the bytes we want

@@ -11,6 +11,7 @@ import unittest
 import numpy as np
 
 from bench_process import binary, one_line_error
+from many_tensors import write_many_tensors
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "plots"))
@@ -150,6 +151,47 @@ class PerTensor(unittest.TestCase):
     def test_refuses_data_sets_that_are_not_safetensors(self):
         one_line_error(self, BENCH, ["--per-tensor", "--datasets=synthetic:weights:size=1MiB"],
                        "is not safetensors:PATH")
+
+
+# Runs argv[1:] as a child and prints its exit code and peak RSS (ru_maxrss, KiB). A child keeps
+# the peak of the process it was forked from, so the figure is taken from this small interpreter,
+# not from the test's (whose numpy alone outweighs a small run).
+PEAK_RSS = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
+class PerTensorMemory(unittest.TestCase):
+    """The reader holds each tensor's entry once and compactly: a 64-byte view, its name and its
+    dimensions (docs/METRICS.md). Peak RSS of a run over many one-element tensors, less that of a run
+    over few, per extra tensor, stays under a bound that holding the header twice or as strings and
+    vectors per tensor (over 500 bytes a tensor) exceeds. Memory, not time."""
+    BYTES_PER_TENSOR = 350
+
+    def peak_kib(self, path):
+        result = subprocess.run([sys.executable, "-S", "-c", PEAK_RSS, BENCH, "--per-tensor",
+                                 f"--per-tensor-out={path}.json", "--codecs=memcpy", "--chunks=64KiB",
+                                 f"--datasets=safetensors:{path}"], capture_output=True, text=True, timeout=300)
+        code, peak = map(int, result.stdout.split())
+        self.assertEqual(code, 0, result.stderr)
+        return peak
+
+    def test_peak_memory_per_tensor_is_bounded(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            sizes = {"few": 5_000, "many": 105_000}
+            peaks = {}
+            for label, count in sizes.items():
+                path = os.path.join(tmp, f"{label}.safetensors")
+                write_many_tensors(path, count)
+                peaks[label] = self.peak_kib(path)
+        per_tensor = (peaks["many"] - peaks["few"]) * 1024 / (sizes["many"] - sizes["few"])
+        self.assertLess(per_tensor, self.BYTES_PER_TENSOR, f"peak RSS {peaks} KiB")
 
 
 if __name__ == "__main__":

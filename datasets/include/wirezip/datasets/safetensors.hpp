@@ -11,21 +11,36 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wirezip::datasets {
 
+// One tensor's entry: a view into the header that holds it, valid while that header lives.
 struct SafetensorsTensor {
-  std::string name;
-  std::string dtype;  // as in the file: "F32", "F16", "BF16", "I8", ...
-  std::vector<std::uint64_t> shape;
+  std::string_view name;
+  std::string_view dtype;  // as in the file: "F32", "F16", "BF16", "I8", ...
+  std::span<const std::uint64_t> shape;
   std::uint64_t begin = 0;  // byte offsets into the data section, end exclusive
   std::uint64_t end = 0;
 };
 
+// The entries are held once and compactly: every name in one character store, every dimension in
+// one array, and a 64-byte view per tensor. A header of N tensors whose names take B bytes and
+// shapes D dimensions holds 64 N + B + 8 D bytes (parsing briefly adds 48 N), whatever the JSON's
+// spacing; B and D are below the header's length, itself at most kMaxSafetensorsHeader. A header
+// moves (the views stay valid) but is never copied.
 struct SafetensorsHeader {
   std::uint64_t data_start = 0;            // 8 + N: where the data section starts in the file
   std::vector<SafetensorsTensor> tensors;  // in file order (by data offset, then name)
+  std::vector<char> names;                 // what the views' names point into
+  std::vector<std::uint64_t> dimensions;   // what the views' shapes point into
+
+  SafetensorsHeader() = default;
+  SafetensorsHeader(SafetensorsHeader&&) = default;
+  SafetensorsHeader& operator=(SafetensorsHeader&&) = default;
+  SafetensorsHeader(const SafetensorsHeader&) = delete;
+  SafetensorsHeader& operator=(const SafetensorsHeader&) = delete;
 };
 
 // The header format allows at most 100 MB; anything larger is not a safetensors file.
@@ -39,10 +54,9 @@ inline constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;
 SafetensorsHeader parse_safetensors_header(std::span<const std::byte> file);
 
 struct SafetensorsSelection {
-  std::vector<std::byte> bf16;      // the selected tensors converted and concatenated
-  std::vector<std::string> names;   // the selected tensors, in file order
-  std::vector<std::string> dtypes;  // their dtypes in the file
-  std::size_t tensors_in_file = 0;
+  std::vector<std::byte> bf16;        // the selected tensors converted and concatenated
+  SafetensorsHeader header;           // the whole file's
+  std::vector<std::size_t> selected;  // indices into header.tensors, in file order
 };
 
 // Converts the tensors whose name matches tensor_regex (RE2 syntax, found anywhere in the name, so
