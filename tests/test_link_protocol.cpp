@@ -97,6 +97,36 @@ TEST(Session, MessagesRoundTripAndRejectWhatTheyDoNotKnow) {
   EXPECT_NE(error_of([&] { session::decode_accept(truncated); }).find("context_length"), std::string::npos);
 }
 
+// Verbs set-up: a data connection's join and the grant that hands out its token.
+TEST(VerbsSetUp, JoinAndGrantRoundTripAndRefuseWhatTheyDoNotKnow) {
+  const protocol::Join join{.index = 3, .token = {std::byte{7}, std::byte{9}}};
+  const auto bytes = protocol::encode(join);
+  EXPECT_TRUE(protocol::is_join(bytes));
+  EXPECT_FALSE(protocol::is_join(protocol::encode(protocol::Hello{})));
+  EXPECT_EQ(protocol::decode_join(bytes).token, join.token);
+  EXPECT_EQ(protocol::decode_join(bytes).index, 3u);
+  auto far = bytes;
+  far[4] = std::byte{64};
+  EXPECT_NE(error_of([&] { protocol::decode_join(far); }).find("join.index = 64"), std::string::npos);
+  EXPECT_NE(error_of([&] { protocol::decode_join(std::span(bytes).first(39)); }).find("join: 39 bytes"), std::string::npos);
+
+  const protocol::Welcome welcome{.buffer_bytes = 1 << 20, .address = 0x1000, .rkey = 5, .huge_ppm = 0};
+  const protocol::Token token{std::byte{1}};
+  const auto head = session::encode_grant_head(welcome, token);
+  const auto accept = session::encode(session::Accept{.has_mac = false, .mac = {}, .context = {{"host_cpus", "4"}}});
+  std::vector<std::byte> grant(head.begin(), head.end());
+  grant.insert(grant.end(), accept.begin(), accept.end());
+  const session::Grant decoded = session::decode_grant(grant, 1 << 20);
+  EXPECT_EQ(decoded.welcome.rkey, 5u);
+  EXPECT_EQ(decoded.token, token);
+  EXPECT_EQ(decoded.accept.context.at("host_cpus"), "4");
+  EXPECT_NE(error_of([&] { session::decode_grant(grant, 2 << 20); }).find("welcome.buffer_bytes"), std::string::npos);
+  EXPECT_NE(error_of([&] { session::decode_grant(std::span(grant).first(63), 1 << 20); }).find("grant: 63 bytes"),
+            std::string::npos);
+  grant.pop_back();
+  EXPECT_NE(error_of([&] { session::decode_grant(grant, 1 << 20); }).find("context_length"), std::string::npos);
+}
+
 TEST(Session, ContextIsAFlatObjectOfShortStrings) {
   auto parse = [](std::string_view text) { return session::decode_context(std::as_bytes(std::span(text))); };
   EXPECT_EQ(parse(R"({"kernel":"Linux 6.1"})").at("kernel"), "Linux 6.1");

@@ -13,6 +13,7 @@ namespace {
 constexpr std::uint32_t kHelloMagic = 0x335a5748;    // "HWZ3"
 constexpr std::uint32_t kWelcomeMagic = 0x335a5757;  // "WWZ3"
 constexpr std::uint32_t kRefusalMagic = 0x335a5752;  // "RWZ3"
+constexpr std::uint32_t kJoinMagic = 0x335a574a;     // "JWZ3"
 constexpr std::uint32_t kVersionByte = 0xffu << 24;
 
 // The protocol version a wirezip magic of any version names ('1'..'9' in its top byte), or 0.
@@ -105,6 +106,25 @@ Welcome decode_peer_buffer(std::span<const std::byte> in, const ServerLimits& li
   if (peer.buffer_bytes < kMinLinkBuffer || peer.buffer_bytes > limits.max_buffer)
     fail("peer buffer.buffer_bytes = {} is outside [{}, {}]", peer.buffer_bytes, kMinLinkBuffer, limits.max_buffer);
   return peer;
+}
+
+std::array<std::byte, kJoinSize> encode(const Join& join) {
+  std::array<std::byte, kJoinSize> out{};
+  store_le<std::uint32_t>(out, 0, kJoinMagic);
+  store_le<std::uint32_t>(out, 4, join.index);
+  std::copy(join.token.begin(), join.token.end(), out.begin() + 8);
+  return out;
+}
+
+bool is_join(std::span<const std::byte> in) { return in.size() >= 4 && load_le<std::uint32_t>(in, 0) == kJoinMagic; }
+
+Join decode_join(std::span<const std::byte> in) {
+  check_magic(in, kJoinSize, kJoinMagic, "join");
+  Join join;
+  join.index = load_le<std::uint32_t>(in, 4);
+  if (join.index >= kMaxQps) fail("join.index = {} is not below {}", join.index, kMaxQps);
+  std::copy_n(in.begin() + 8, join.token.size(), join.token.begin());
+  return join;
 }
 
 std::array<std::byte, kRefusalSize> encode_refusal(std::string_view reason, unsigned version) {

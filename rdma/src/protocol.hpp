@@ -1,8 +1,8 @@
 #pragma once
 // Internal: the set-up messages a two-process link exchanges before any data moves (over TCP for
-// tcp links, in rdma_cm private data for verbs). Fixed little-endian layouts, so hosts of either
-// architecture talk; a hello and a welcome together fit the 56 bytes an RC connect request can
-// carry. These decoders are the trust boundary of link set-up: each checks every field against
+// tcp links; for verbs in rdma_cm private data and on the set-up connection, verbs_setup.hpp).
+// Fixed little-endian layouts, so hosts of either architecture talk; a hello and a welcome
+// together fit the 56 bytes an RC connect request can carry, and so does a join. These decoders are the trust boundary of link set-up: each checks every field against
 // the receiving side's own limits and throws wirezip::Error naming the field and its value.
 // docs/PROTOCOL.md has the layouts.
 #include <array>
@@ -51,6 +51,22 @@ Welcome decode_welcome(std::span<const std::byte> bytes, std::uint64_t expected_
 // Verbs: the active side describes its own buffer to the passive side the same way; any size from
 // kMinLinkBuffer to the passive side's max_buffer is fine there.
 Welcome decode_peer_buffer(std::span<const std::byte> bytes, const ServerLimits& limits);
+
+// Verbs, active -> passive: the connect request of each data connection of a link, once set-up
+// authenticated its peer. `token` is the passive side's random one from the grant; the passive
+// side compares it (constant time) and the index with the link it is setting up.
+using Token = std::array<std::byte, 32>;
+struct Join {
+  std::uint32_t index = 0;  // which data connection, from 0
+  Token token{};
+};
+inline constexpr std::size_t kJoinSize = 40;
+inline constexpr std::uint32_t kMaxQps = 64;
+std::array<std::byte, kJoinSize> encode(const Join& join);
+// A join's magic: a connect request that is a join and not a hello.
+bool is_join(std::span<const std::byte> bytes);
+// The passive side's parser: index below kMaxQps.
+Join decode_join(std::span<const std::byte> bytes);
 
 // Passive -> active instead of a welcome: why the link is refused (a limit, bad hello). Printable
 // ASCII only, at most kRefusalText bytes; over tcp it is kRefusalSize bytes, in an rdma_cm reject

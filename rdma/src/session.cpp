@@ -57,36 +57,6 @@ bool key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c 
 
 bool same(const Mac& a, const Mac& b) { return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0; }
 
-// Stages `message` at offset 0 of our buffer and writes it to the peer's offset 0. The peer
-// answers only once it has the whole message, so the staged bytes stay put long enough; the last
-// message is not waited for (a quitting peer may close before its acknowledgement is out).
-void send(Endpoint& endpoint, std::uint32_t imm, std::span<const std::byte> message, bool wait = true) {
-  endpoint.wait_in_flight_at_most(0);
-  std::copy(message.begin(), message.end(), endpoint.buffer().bytes().begin());
-  endpoint.post_write(0, 0, message.size(), imm);
-  if (wait) endpoint.wait_in_flight_at_most(0);
-}
-
-// The next session message: its immediate must be one of `expected`, its bytes at offset 0.
-std::span<const std::byte> receive(Endpoint& endpoint, std::initializer_list<std::uint32_t> expected, const char* what) {
-  const Arrival arrival = endpoint.wait_arrival();
-  if (std::find(expected.begin(), expected.end(), arrival.imm) == expected.end())
-    fail("{}: immediate {:#x} is not a handshake message", what, arrival.imm);
-  if (arrival.offset != 0 || arrival.length > kMaxMessage)
-    fail("{}: {} bytes at offset {} (handshake messages are at most {} bytes at offset 0)", what, arrival.length,
-         arrival.offset, kMaxMessage);
-  return std::span<const std::byte>(endpoint.buffer().bytes()).first(std::min(arrival.length, endpoint.buffer().bytes().size()));
-}
-
-[[noreturn]] void refuse(Endpoint& endpoint, const std::string& reason) {
-  try {
-    send(endpoint, kRefuse, protocol::encode_refusal(reason));
-  } catch (const std::exception&) {
-    // The peer may be gone already; the reason is still ours to log.
-  }
-  throw PeerError(reason);
-}
-
 }  // namespace
 
 std::vector<std::byte> encode(const Challenge& c) {
@@ -240,36 +210,21 @@ void check_accept(const Accept& accept, const Nonce& challenge, const Response& 
     fail("the server failed to prove it holds the secret: wrong secret, or not the server you meant");
 }
 
-void serve_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options) {
-  const Challenge challenge{.auth_required = !options.secret.empty(), .nonce = random_nonce()};
-  Response response;
-  try {
-    send(endpoint, kChallenge, encode(challenge));
-    response = decode_response(receive(endpoint, {kResponse}, "response"));
-  } catch (const PeerError&) {
-    throw;
-  } catch (const std::exception& e) {
-    refuse(endpoint, fmt::format("handshake: {}", e.what()));
-  }
-  if (auto why = check_response(response, challenge.nonce, options.secret, transcript)) refuse(endpoint, *why);
-  try {
-    send(endpoint, kAccept, encode(make_accept(challenge.nonce, response, options, transcript)), false);
-  } catch (const std::exception& e) {
-    throw PeerError(fmt::format("handshake: {}", e.what()));
-  }
+std::array<std::byte, kGrantHeadSize> encode_grant_head(const protocol::Welcome& welcome, const protocol::Token& token) {
+  std::array<std::byte, kGrantHeadSize> out{};
+  const auto described = protocol::encode(welcome);
+  std::copy(described.begin(), described.end(), out.begin());
+  std::copy(token.begin(), token.end(), out.begin() + protocol::kWelcomeSize);
+  return out;
 }
 
-void client_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options) {
-  const auto challenge_bytes = receive(endpoint, {kChallenge, kRefuse}, "challenge");
-  if (protocol::is_refusal(challenge_bytes)) fail("the server refused the link: {}", protocol::decode_refusal(challenge_bytes));
-  const Challenge challenge = decode_challenge(challenge_bytes);
-  const Response response = answer(challenge, options, transcript);
-  send(endpoint, kResponse, encode(response));
-  const auto accept_bytes = receive(endpoint, {kAccept, kRefuse}, "accept");
-  if (protocol::is_refusal(accept_bytes)) fail("the server refused the link: {}", protocol::decode_refusal(accept_bytes));
-  Accept accept = decode_accept(accept_bytes);
-  check_accept(accept, challenge.nonce, response, options, transcript);
-  endpoint.set_peer_context(std::move(accept.context));
+Grant decode_grant(std::span<const std::byte> in, std::uint64_t expected_bytes) {
+  if (in.size() < kGrantHeadSize) fail("grant: {} bytes, expected at least {}", in.size(), kGrantHeadSize);
+  Grant grant;
+  grant.welcome = protocol::decode_welcome(in.first(protocol::kWelcomeSize), expected_bytes);
+  grant.token = get<std::tuple_size_v<protocol::Token>>(in, protocol::kWelcomeSize);
+  grant.accept = decode_accept(in.subspan(kGrantHeadSize));
+  return grant;
 }
 
 }  // namespace wirezip::rdma::session

@@ -1,16 +1,16 @@
 #pragma once
-// Internal: the session handshake every two-process link runs before any case: the passive side
-// challenges, the active side answers, the passive side accepts and tells the active side about
-// its host. With a shared secret (--secret-file) both sides prove they hold it: HMAC-SHA256
-// (OpenSSL) over both nonces and the set-up bytes, compared in constant time, so a replayed answer
-// fails against a fresh nonce. Without one the messages still run (and say that nobody is
-// authenticated), so both kinds of peer meet the same protocol.
+// Internal: the session handshake every two-process link runs before the passive side looks at
+// what the active side asks for: the passive side challenges, the active side answers, the
+// passive side accepts and tells the active side about its host. With a shared secret
+// (--secret-file) both sides prove they hold it: HMAC-SHA256 (OpenSSL) over both nonces and the
+// set-up bytes, compared in constant time, so a replayed answer fails against a fresh nonce.
+// Without one the messages still run (and say that nobody is authenticated), so both kinds of
+// peer meet the same protocol.
 //
-// Over tcp the messages are plain bytes inside link set-up, before the link exists
-// (tcp_setup.hpp). Over verbs they are writes with an immediate into the peer's buffer at offset
-// 0, once every QP is connected; each is at most kMaxMessage bytes (link buffers are at least
-// kMinLinkBuffer). Immediates here have their top three bits zero: the pipeline's are never zero
-// there. The decoders below are this layer's trust boundary; docs/PROTOCOL.md has the layouts.
+// Over tcp the messages are plain bytes inside link set-up (tcp_setup.hpp); over verbs the
+// challenge rides in the set-up connection's accept and the rest are SENDs on it
+// (verbs_setup.hpp). The decoders below are this layer's trust boundary; docs/PROTOCOL.md has
+// the layouts.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -20,16 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "protocol.hpp"
 #include "wirezip/rdma/transport.hpp"
 
 namespace wirezip::rdma::session {
 
-inline constexpr std::uint32_t kChallenge = 0x0057a001;  // passive -> active
-inline constexpr std::uint32_t kResponse = 0x0057a002;   // active -> passive
-inline constexpr std::uint32_t kAccept = 0x0057a003;     // passive -> active
-inline constexpr std::uint32_t kRefuse = 0x0057a004;     // passive -> active: why the link ends
 inline constexpr std::uint32_t kKeepalive = kKeepaliveImm;  // active -> passive, zero bytes: "still here"
-inline constexpr std::size_t kMaxMessage = kMinLinkBuffer;
 inline constexpr std::size_t kMaxContext = 3072;  // bytes of the passive side's context (JSON)
 
 using Nonce = std::array<std::byte, 32>;
@@ -89,12 +85,18 @@ void check_accept(const Accept& accept, const Nonce& challenge, const Response& 
 // A fresh nonce from OpenSSL's RAND_bytes.
 Nonce random_nonce();
 
-// Verbs, once every QP is connected (tcp runs the same steps on the stream before its link exists,
-// tcp_setup.hpp). Passive side. Throws PeerError (after telling the peer why, where
-// it can) when the peer does not answer, answers wrong, or lacks the secret this side requires.
-void serve_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options);
-// Active side. Throws when the passive side refuses, fails its own proof, or does not
-// authenticate while this side has a secret.
-void client_handshake(Endpoint& endpoint, const Transcript& transcript, const LinkOptions& options);
+// Verbs, passive -> active on the set-up connection once the active side authenticated: the
+// welcome, the token each data connection's join must show, then the accept. The head (welcome
+// and token) is the W of both proofs.
+struct Grant {
+  protocol::Welcome welcome;
+  protocol::Token token{};
+  Accept accept;
+};
+inline constexpr std::size_t kGrantHeadSize = protocol::kWelcomeSize + std::tuple_size_v<protocol::Token>;
+inline constexpr std::size_t kMaxGrantSize = kGrantHeadSize + kAcceptHeaderSize + kMaxContext;
+std::array<std::byte, kGrantHeadSize> encode_grant_head(const protocol::Welcome& welcome, const protocol::Token& token);
+// The active side's parser: a welcome for exactly `expected_bytes`, then an accept.
+Grant decode_grant(std::span<const std::byte> bytes, std::uint64_t expected_bytes);
 
 }  // namespace wirezip::rdma::session

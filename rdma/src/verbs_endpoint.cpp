@@ -36,13 +36,11 @@ const char* work_name(std::uint64_t wr_id) {
 
 }  // namespace
 
-VerbsEndpoint::VerbsEndpoint(Channel channel, CmId first, const EndpointShape& shape)
+VerbsEndpoint::VerbsEndpoint(Channel channel, ibv_context* context, int port, const EndpointShape& shape)
     : channel_(std::move(channel)), shape_(shape) {
   if (shape.depth == 0 || shape.qps <= 0) fail("verbs link: depth and qps must be at least 1");
-  ibv_context* context = first->verbs;
   if (context == nullptr) fail("verbs link: rdma_cm bound the connection to no device");
-  port_ = describe_port(context, first->port_num);
-  ids_.push_back(std::move(first));
+  port_ = describe_port(context, port);
 
   pd_.reset(ibv_alloc_pd(context));
   if (!pd_) fail("ibv_alloc_pd({}): {}", port_.device, std::strerror(errno));
@@ -77,8 +75,6 @@ VerbsEndpoint::VerbsEndpoint(Channel channel, CmId first, const EndpointShape& s
   const std::size_t cqe = send_depth_ + qps * receive_depth_ + kCqMargin;
   cq_.reset(ibv_create_cq(context, static_cast<int>(std::min(cqe, max_cqe)), nullptr, nullptr, 0));
   if (!cq_) fail("ibv_create_cq({} entries) on {}: {}", cqe, port_.device, std::strerror(errno));
-
-  attach_qp(0);
 }
 
 VerbsEndpoint::~VerbsEndpoint() {
@@ -89,8 +85,10 @@ VerbsEndpoint::~VerbsEndpoint() {
 
 rdma_cm_id* VerbsEndpoint::add_connection(CmId id) {
   if (id->verbs != pd_->context)
-    fail("verbs link: connection {} is routed over {}, the first over {}: all QPs of a link must share a device",
+    fail("verbs link: data connection {} is routed over {}, set-up over {}: all QPs of a link must share a device",
          ids_.size(), id->verbs ? ibv_get_device_name(id->verbs->device) : "no device", port_.device);
+  if (ids_.size() == static_cast<std::size_t>(shape_.qps))
+    fail("verbs link: a data connection beyond the {} (qps) the CQ was sized for", shape_.qps);
   ids_.push_back(std::move(id));
   attach_qp(ids_.size() - 1);
   return ids_.back().get();

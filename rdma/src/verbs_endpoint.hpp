@@ -1,8 +1,9 @@
 #pragma once
-// Internal: one end of a verbs link. RC QPs (one per rdma_cm connection) on one device, sharing a
-// protection domain, one registered buffer and one completion queue. The connection code in
-// verbs_transport.cpp builds it in steps: the first connection's id creates everything, each
-// further connection adds a QP, then the peer's Welcome says where to write.
+// Internal: one end of a verbs link. RC QPs (one per rdma_cm data connection) on one device,
+// sharing a protection domain, one registered buffer and one completion queue. The connection
+// code in verbs_transport.cpp builds it in steps once set-up authenticated the peer: the
+// constructor makes the buffer and CQ on the set-up connection's device, each data connection
+// adds a QP, and the peer's Welcome says where to write.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -28,14 +29,15 @@ struct EndpointShape {
 
 class VerbsEndpoint final : public Endpoint {
  public:
-  // `first` is resolved (active) or a connect request (passive) whose events come on `channel`.
-  VerbsEndpoint(Channel channel, CmId first, const EndpointShape& shape);
+  // On the device of `context`, port `port`. The data connections' events come on `channel`.
+  VerbsEndpoint(Channel channel, ibv_context* context, int port, const EndpointShape& shape);
   ~VerbsEndpoint() override;
   VerbsEndpoint(const VerbsEndpoint&) = delete;
   VerbsEndpoint& operator=(const VerbsEndpoint&) = delete;
 
-  // Setup, in order. add_connection takes a further id (on channel()) and gives it a QP with
-  // receives posted; it returns the id for rdma_connect / rdma_accept.
+  // Setup, in order. add_connection takes a data connection's id (on channel(), on this
+  // endpoint's device) and gives it a QP with receives posted; it returns the id for
+  // rdma_connect / rdma_accept.
   rdma_event_channel* channel() const { return channel_.get(); }
   rdma_cm_id* add_connection(CmId id);
   protocol::Welcome welcome() const;  // this endpoint's buffer, for the peer
@@ -76,8 +78,8 @@ class VerbsEndpoint final : public Endpoint {
   void check_range(const char* side, std::size_t offset, std::size_t length, std::size_t size) const;
 
   // Owners, in construction order; destruction runs in reverse: QPs, CQ, MRs, buffers, PD, ids,
-  // channel. The PD is made on the first id's device context (id->verbs), which rdma_cm keeps
-  // open while its ids live.
+  // channel. The PD is made on the set-up connection's device context, which rdma_cm keeps open
+  // while an id on it lives: the set-up id until the first data connection is added, then ids_.
   Channel channel_;
   std::vector<CmId> ids_;
   Pd pd_;

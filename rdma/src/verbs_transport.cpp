@@ -1,22 +1,22 @@
 // The verbs transport's connections, through rdma_cm: a listener (passive side), the active side,
 // the quit message, and both in one process over one device.
 //
-// Set-up messages ride in rdma_cm private data. The active side's connect request carries its
-// Hello followed by a Welcome describing its own buffer (24 + 32 bytes: exactly the 56 an RC
-// connect request can carry), so the passive side can write back and read_remote too. The accept
-// carries the passive side's Welcome.
-//
-// A link of N QPs is N rdma_cm connections. The active side opens them one after another, each
-// once the previous is ESTABLISHED, all with the same private data; the passive side accepts the
-// first, then N - 1 more identical requests from its listener into the same endpoint (one buffer,
-// one MR, one CQ). Both sides take N from their own LinkOptions::qps: they must agree.
-//
-// The passive side checks the request against its limits (protocol::decode_hello) and refuses
-// one beyond them in the reject's private data, which the active side prints. Once every QP is
-// up, both run the session handshake (session.hpp) over the link itself: the connect request has
-// no room left for nonces. A quit is a minimal link whose hello says quit, handshake included,
-// so with a secret only an authenticated peer can stop a server.
+// A link is set up in two stages (docs/PROTOCOL.md section 1):
+// 1. The set-up connection (verbs_setup.hpp). Its connect request carries the Hello followed by a
+//    Welcome describing the active side's own buffer (24 + 32 bytes: the 56 an RC connect request
+//    can carry); the passive side checks only the hello's magic and accepts with the challenge in
+//    the accept's private data, on a QP of fixed, small resources. The active side SENDs its
+//    response; only once it authenticates (or the passive side has no secret) does the passive
+//    side check the hello against its limits, allocate and register the buffer and SEND the
+//    grant: its Welcome, a random token and the accept (proof and host facts), or a refusal.
+// 2. The data connections: N = LinkOptions::qps rdma_cm connections (both sides take N from their
+//    own options: they must agree), each requested with a Join carrying the token and its index,
+//    one after another. They share the endpoint's buffer, MR and CQ. The set-up connection is
+//    closed once they are up.
+// A quit is a set-up whose hello says quit: the passive side answers an authenticated one with an
+// accept alone and allocates nothing, so with a secret only an authenticated peer stops a server.
 #include <arpa/inet.h>
+#include <openssl/crypto.h>
 
 #include <array>
 #include <cerrno>
@@ -28,18 +28,19 @@
 #include "session.hpp"
 #include "transports.hpp"
 #include "verbs_endpoint.hpp"
+#include "verbs_setup.hpp"
 
 namespace wirezip::rdma::verbs {
 namespace {
 
 constexpr std::size_t kRequestBytes = protocol::kHelloSize + protocol::kWelcomeSize;
 using RequestData = std::array<std::byte, kRequestBytes>;
-
-using WelcomeData = std::array<std::byte, protocol::kWelcomeSize>;
+static_assert(session::kMaxGrantSize <= SetupConnection::kSlotBytes && protocol::kRefusalSize <= SetupConnection::kSlotBytes);
 
 void check_options(const LinkOptions& options) {
   if (options.depth == 0 || options.depth > kMaxDepth) fail("verbs link: depth must be in [1, {}]", kMaxDepth);
-  if (options.qps < 1 || options.qps > 64) fail("verbs link: qps must be in [1, 64]");
+  if (options.qps < 1 || options.qps > static_cast<int>(protocol::kMaxQps))
+    fail("verbs link: qps must be in [1, {}]", protocol::kMaxQps);
   if (options.buffer_bytes < kMinLinkBuffer) fail("verbs link: the buffer must be at least {} bytes", kMinLinkBuffer);
 }
 
@@ -52,14 +53,23 @@ LinkOptions minimal_link(const LinkOptions& options) {
   LinkOptions mine = options;
   mine.buffer_bytes = kMinLinkBuffer;
   mine.pages = PagePolicy::small;
-  mine.depth = 1;  // qps stay: the passive side expects its own number of connections
+  mine.depth = 1;
   return mine;
 }
 
-// Connection parameters both sides use. Responder resources let the peer RDMA READ this buffer
-// (read_remote); rnr_retry 7 retries forever, so a receiver short of posted receives stalls the
-// writer (and its wait times out) instead of breaking the link.
-rdma_conn_param connection_param(std::span<const std::byte> private_data) {
+EndpointShape shape_of(const protocol::Hello& hello, const LinkOptions& options) {
+  return {.buffer_bytes = hello.buffer_bytes, .pages = hello.pages, .depth = hello.depth, .peer_depth = hello.depth,
+          .qps = options.qps, .timeout = options.timeout};
+}
+
+bool same_token(const protocol::Token& a, const protocol::Token& b) {
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// Connection parameters of data connections. Responder resources let the peer RDMA READ this
+// buffer (read_remote); rnr_retry 7 retries forever, so a receiver short of posted receives
+// stalls the writer (and its wait times out) instead of breaking the link.
+rdma_conn_param data_param(std::span<const std::byte> private_data) {
   rdma_conn_param param{};
   param.private_data = private_data.data();
   param.private_data_len = static_cast<std::uint8_t>(private_data.size());
@@ -71,47 +81,40 @@ rdma_conn_param connection_param(std::span<const std::byte> private_data) {
 }
 
 // ADDR_RESOLVED, then ROUTE_RESOLVED: after this the id is bound to a device and port.
-void resolve(rdma_cm_id* id, SocketAddress address, std::chrono::milliseconds timeout, const std::string& where) {
+void resolve(rdma_cm_id* id, SocketAddress address, Clock::time_point deadline, const std::string& where) {
   const std::string what = fmt::format("verbs connect to {}", where);
-  if (rdma_resolve_addr(id, nullptr, address.get(), timeout_ms(timeout)) != 0)
+  if (rdma_resolve_addr(id, nullptr, address.get(), timeout_ms(left_until(deadline))) != 0)
     fail("rdma_resolve_addr({}): {}", where, std::strerror(errno));
-  expect_event(id->channel, id, RDMA_CM_EVENT_ADDR_RESOLVED, timeout, what);
-  if (rdma_resolve_route(id, timeout_ms(timeout)) != 0) fail("rdma_resolve_route({}): {}", where, std::strerror(errno));
-  expect_event(id->channel, id, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout, what);
+  expect_event(id->channel, id, RDMA_CM_EVENT_ADDR_RESOLVED, left_until(deadline), what);
+  if (rdma_resolve_route(id, timeout_ms(left_until(deadline))) != 0)
+    fail("rdma_resolve_route({}): {}", where, std::strerror(errno));
+  expect_event(id->channel, id, RDMA_CM_EVENT_ROUTE_RESOLVED, left_until(deadline), what);
 }
 
-// rdma_connect, then ESTABLISHED, whose private data is the passive side's Welcome (returned as
-// sent: the handshake's proofs cover it). A reject carrying a refusal says why.
-WelcomeData connect_one(rdma_cm_id* id, std::span<const std::byte> request, std::chrono::milliseconds timeout,
-                        const std::string& where) {
-  rdma_conn_param param = connection_param(request);
+// A data connection: rdma_connect with its join, then ESTABLISHED. A reject carrying a refusal
+// says why.
+void connect_data(rdma_cm_id* id, const protocol::Join& join, Clock::time_point deadline, const std::string& where) {
+  const auto request = protocol::encode(join);
+  rdma_conn_param param = data_param(request);
   if (rdma_connect(id, &param) != 0) fail("rdma_connect({}): {}", where, std::strerror(errno));
-  Event event = next_event(id->channel, timeout);
+  Event event = next_event(id->channel, left_until(deadline));
   if (event && event->event == RDMA_CM_EVENT_REJECTED) {
     const rdma_conn_param& reply = event->param.conn;
     const std::span<const std::byte> data{static_cast<const std::byte*>(reply.private_data), reply.private_data_len};
-    if (protocol::is_refusal(data)) fail("verbs connect to {}: the server refused the link: {}", where, protocol::decode_refusal(data));
+    if (protocol::is_refusal(data)) fail("the server refused data connection {}: {}", join.index + 1, protocol::decode_refusal(data));
   }
   if (!event || event->event != RDMA_CM_EVENT_ESTABLISHED || event->status != 0 || event->id != id)
-    fail("verbs connect to {}: {} where ESTABLISHED was expected", where,
-         event ? rdma_event_str(event->event) : "no event within the timeout");
-  const rdma_conn_param& reply = event->param.conn;
-  if (reply.private_data_len < protocol::kWelcomeSize) fail("verbs connect to {}: the server sent no welcome", where);
-  WelcomeData welcome;
-  std::memcpy(welcome.data(), reply.private_data, welcome.size());
-  return welcome;
+    fail("verbs connect to {}: data connection {}: {} where ESTABLISHED was expected", where, join.index + 1,
+         event ? rdma_event_str(event->event) : "no event within the set-up deadline");
 }
 
-// A connect request taken off a listener: its id, now ours, and its private data.
+// A connect request taken off a listener: its id, now ours, and its private data (rdma_cm pads
+// an RC request's to 56 bytes; fewer means no wirezip peer).
 struct Request {
   CmId id;
   RequestData data{};
   std::size_t size = 0;
-  protocol::Hello hello(const ServerLimits& limits) const { return protocol::decode_hello(std::span(data).first(size), limits); }
-  protocol::Welcome peer(const ServerLimits& limits) const {
-    if (size < kRequestBytes) fail("verbs accept: the peer described no buffer (is it a wirezip endpoint?)");
-    return protocol::decode_peer_buffer(std::span(data).subspan(protocol::kHelloSize), limits);
-  }
+  std::span<const std::byte> bytes() const { return std::span(data).first(size); }
   std::string who() const {
     const sockaddr* address = rdma_get_peer_addr(id.get());
     char text[INET6_ADDRSTRLEN] = "?";
@@ -119,16 +122,18 @@ struct Request {
       inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
     return text;
   }
+  // Refuses it in the reject's private data (the peer prints why); the id is then done.
+  void reject(std::string_view reason, unsigned version = protocol::kVersion) const {
+    const auto refusal = protocol::encode_refusal(reason, version);
+    rdma_reject(id.get(), refusal.data(), static_cast<std::uint8_t>(refusal.size()));
+  }
 };
 
-// The next CONNECT_REQUEST within `idle`; other listener events are acked and passed over.
-std::optional<Request> next_request(rdma_event_channel* channel, std::chrono::milliseconds idle) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + idle;
+// The next CONNECT_REQUEST before `deadline`; other listener events are acked and passed over.
+std::optional<Request> next_request(rdma_event_channel* channel, Clock::time_point deadline) {
   while (true) {
     Request request;  // declared first: the event is acked before the id could be destroyed
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    Event event = next_event(channel, std::max(left, std::chrono::milliseconds(0)));
+    Event event = next_event(channel, left_until(deadline));
     if (!event) return std::nullopt;
     if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
     request.id.reset(event->id);
@@ -138,18 +143,6 @@ std::optional<Request> next_request(rdma_event_channel* channel, std::chrono::mi
     event.reset();
     return request;
   }
-}
-
-void migrate(rdma_cm_id* id, rdma_event_channel* channel) {
-  if (rdma_migrate_id(id, channel) != 0) fail("rdma_migrate_id: {}", std::strerror(errno));
-}
-
-// rdma_accept with our Welcome, then ESTABLISHED (the peer's RTU).
-void accept_one(VerbsEndpoint& endpoint, rdma_cm_id* id, std::span<const std::byte> welcome,
-                std::chrono::milliseconds timeout) {
-  rdma_conn_param param = connection_param(welcome);
-  if (rdma_accept(id, &param) != 0) fail("rdma_accept: {}", std::strerror(errno));
-  expect_event(endpoint.channel(), id, RDMA_CM_EVENT_ESTABLISHED, timeout, "verbs accept");
 }
 
 class VerbsListener final : public Listener {
@@ -166,49 +159,114 @@ class VerbsListener final : public Listener {
   std::uint16_t port() const override { return ntohs(rdma_get_src_port(id_.get())); }
 
   std::unique_ptr<Endpoint> accept(std::chrono::milliseconds idle) override {
-    std::optional<Request> first = next_request(channel_.get(), idle);
+    std::optional<Request> first = next_request(channel_.get(), Clock::now() + idle);
     if (!first) return nullptr;
     const std::string who = first->who();
     try {
-      return set_up(*first);
+      return set_up(*first, Clock::now() + options_.timeout);
     } catch (const std::exception& e) {
       throw PeerError(fmt::format("peer {}: {}", who, e.what()));
     }
   }
 
  private:
-  std::unique_ptr<Endpoint> set_up(Request& first) {
-    protocol::Hello hello;
-    protocol::Welcome peer;
+  // Stage 1 up to authentication; nothing here depends on what the peer asks for.
+  std::unique_ptr<Endpoint> set_up(Request& first, Clock::time_point deadline) {
+    if (protocol::is_join(first.bytes())) {
+      first.reject("a data connection of no link being set up");
+      fail("a data connection of no link being set up");
+    }
     try {
-      hello = first.hello(options_.limits);
-      peer = first.peer(options_.limits);
+      protocol::check_hello_version(first.bytes());
+      if (first.size < kRequestBytes) fail("connect request: {} bytes, expected {}", first.size, kRequestBytes);
     } catch (const Error& e) {
-      const auto refusal = protocol::encode_refusal(e.what());  // in the reject: the client prints why
-      rdma_reject(first.id.get(), refusal.data(), static_cast<std::uint8_t>(refusal.size()));
+      first.reject(e.what(), protocol::hello_version(first.bytes()));
       throw;
     }
-    const EndpointShape shape{.buffer_bytes = hello.buffer_bytes, .pages = hello.pages, .depth = hello.depth,
-                              .peer_depth = hello.depth, .qps = options_.qps, .timeout = options_.timeout};
-    Channel channel = create_channel();
-    migrate(first.id.get(), channel.get());
-    rdma_cm_id* id = first.id.get();
-    auto endpoint = std::make_unique<VerbsEndpoint>(std::move(channel), std::move(first.id), shape);
-    endpoint->set_peer(peer);
-    const auto welcome = protocol::encode(endpoint->welcome());
-    accept_one(*endpoint, id, welcome, options_.timeout);
-    for (int i = 1; i < options_.qps; ++i) {
-      std::optional<Request> more = next_request(channel_.get(), options_.timeout);
-      if (!more)
-        fail("verbs accept: the peer opened {} of {} connections (qps) and no more came within {} ms; "
-             "do both sides use the same --qps?", i, options_.qps, options_.timeout.count());
-      if (more->size != first.size || more->data != first.data)
-        fail("verbs accept: connection {} of {} asked for a different link than the first", i + 1, options_.qps);
-      migrate(more->id.get(), endpoint->channel());
-      accept_one(*endpoint, endpoint->add_connection(std::move(more->id)), welcome, options_.timeout);
+    SetupConnection setup(std::move(first.id));
+    const session::Challenge challenge{.auth_required = !options_.secret.empty(), .nonce = session::random_nonce()};
+    setup.accept(session::encode(challenge), deadline);
+    session::Response response;
+    try {
+      response = session::decode_response(setup.receive(deadline, "response"));
+    } catch (const Error& e) {
+      refuse(setup, fmt::format("handshake: {}", e.what()), deadline);
     }
-    session::serve_handshake(*endpoint, {std::span(first.data).first(first.size), welcome}, options_);
-    return hello.quit ? nullptr : std::move(endpoint);
+    const session::Transcript asked{.hello = first.bytes(), .welcome = {}};
+    if (auto why = session::check_response(response, challenge.nonce, options_.secret, asked))
+      refuse(setup, *why, deadline);
+    return grant(setup, first.bytes(), challenge.nonce, response, deadline);
+  }
+
+  // Stage 2, for an authenticated peer: its request against this side's limits, the buffer, the
+  // grant, then the data connections.
+  std::unique_ptr<Endpoint> grant(SetupConnection& setup, std::span<const std::byte> request,
+                                  const session::Nonce& challenge, const session::Response& response,
+                                  Clock::time_point deadline) {
+    protocol::Hello hello;
+    protocol::Welcome peer;
+    std::unique_ptr<VerbsEndpoint> endpoint;
+    try {
+      hello = protocol::decode_hello(request, options_.limits);
+      if (!hello.quit) {
+        peer = protocol::decode_peer_buffer(request.subspan(protocol::kHelloSize), options_.limits);
+        endpoint = std::make_unique<VerbsEndpoint>(create_channel(), setup.id()->verbs, setup.id()->port_num,
+                                                   shape_of(hello, options_));
+      }
+    } catch (const Error& e) {
+      refuse(setup, e.what(), deadline);
+    }
+    if (hello.quit) {
+      setup.send(session::encode(session::make_accept(challenge, response, options_, {request, {}})), deadline, "accept",
+                 SetupConnection::Delivery::acked_or_gone);
+      return nullptr;
+    }
+    endpoint->set_peer(peer);
+    const protocol::Token token = session::random_nonce();
+    const auto head = session::encode_grant_head(endpoint->welcome(), token);
+    std::vector<std::byte> message(head.begin(), head.end());
+    const auto accept = session::encode(session::make_accept(challenge, response, options_, {request, head}));
+    message.insert(message.end(), accept.begin(), accept.end());
+    setup.send(message, deadline, "grant", SetupConnection::Delivery::acked);
+    for (int i = 0; i < options_.qps; ++i) join(*endpoint, token, static_cast<std::uint32_t>(i), deadline);
+    return endpoint;
+  }
+
+  // Accepts data connection `index` of the link being set up. Other requests meanwhile are
+  // refused (one link is set up at a time) and the wait goes on until the deadline.
+  void join(VerbsEndpoint& endpoint, const protocol::Token& token, std::uint32_t index, Clock::time_point deadline) {
+    while (true) {
+      std::optional<Request> more = next_request(channel_.get(), deadline);
+      if (!more)
+        fail("data connection {} of {} (qps) did not come within the set-up deadline; do both sides use the same --qps?",
+             index + 1, options_.qps);
+      protocol::Join join;
+      try {
+        join = protocol::decode_join(more->bytes());
+      } catch (const Error&) {
+        more->reject("the server is setting up another link; try again");
+        continue;
+      }
+      if (!same_token(join.token, token) || join.index != index) {
+        more->reject("not a data connection of the link being set up");
+        continue;
+      }
+      if (rdma_migrate_id(more->id.get(), endpoint.channel()) != 0) fail("rdma_migrate_id: {}", std::strerror(errno));
+      rdma_cm_id* id = endpoint.add_connection(std::move(more->id));
+      rdma_conn_param param = data_param({});
+      if (rdma_accept(id, &param) != 0) fail("rdma_accept: {}", std::strerror(errno));
+      expect_event(endpoint.channel(), id, RDMA_CM_EVENT_ESTABLISHED, left_until(deadline), "verbs accept");
+      return;
+    }
+  }
+
+  // Tells the peer why on the set-up connection (best effort: it may be gone), then fails.
+  [[noreturn]] static void refuse(SetupConnection& setup, const std::string& reason, Clock::time_point deadline) {
+    try {
+      setup.send(protocol::encode_refusal(reason), deadline, "refusal", SetupConnection::Delivery::acked);
+    } catch (const std::exception&) {
+    }
+    throw Error(reason);
   }
 
   // Owners: the id is destroyed before its channel.
@@ -220,46 +278,56 @@ class VerbsListener final : public Listener {
 std::unique_ptr<Endpoint> connect_active(const LinkOptions& options, const std::string& host, std::uint16_t port,
                                          bool quit) {
   check_options(options);
+  const auto deadline = Clock::now() + options.timeout;
   const std::string where = fmt::format("{}:{}", host, port);
   const SocketAddress address = resolve_address(host, port);
-  const EndpointShape shape{.buffer_bytes = options.buffer_bytes, .pages = options.pages, .depth = options.depth,
-                            .peer_depth = options.depth, .qps = options.qps, .timeout = options.timeout};
-  Channel channel = create_channel();
+  const Channel resolving = create_channel();
+  CmId first = create_id(resolving.get());
+  resolve(first.get(), address, deadline, where);
+  const std::string device = ibv_get_device_name(first->verbs->device);
+  if (!options.device.empty() && device != options.device)
+    fail("verbs connect to {}: rdma_cm routes it over {}, not the device asked for ({})", where, device, options.device);
+
+  SetupConnection setup(std::move(first));
+  // The request: what we ask for, and our own buffer (none for a quit).
   std::unique_ptr<VerbsEndpoint> endpoint;
+  const protocol::Hello hello = hello_for(options, quit);
+  if (!quit)
+    endpoint = std::make_unique<VerbsEndpoint>(create_channel(), setup.id()->verbs, setup.id()->port_num,
+                                               shape_of(hello, options));
   RequestData request{};
-  protocol::Welcome peer;
-  WelcomeData welcome_bytes{};
-  for (int i = 0; i < options.qps; ++i) {
-    CmId id = create_id(endpoint ? endpoint->channel() : channel.get());
-    resolve(id.get(), address, options.timeout, where);
-    rdma_cm_id* raw = id.get();
-    if (!endpoint) {
-      const std::string device = ibv_get_device_name(raw->verbs->device);
-      if (!options.device.empty() && device != options.device)
-        fail("verbs connect to {}: rdma_cm routes it over {}, not the device asked for ({})", where, device,
-             options.device);
-      endpoint = std::make_unique<VerbsEndpoint>(std::move(channel), std::move(id), shape);
-      const auto hello = protocol::encode(hello_for(options, quit));
-      const auto mine = protocol::encode(endpoint->welcome());
-      std::copy(hello.begin(), hello.end(), request.begin());
-      std::copy(mine.begin(), mine.end(), request.begin() + protocol::kHelloSize);
-    } else {
-      endpoint->add_connection(std::move(id));
-    }
-    const WelcomeData reply = connect_one(raw, request, options.timeout, where);
-    const protocol::Welcome welcome = protocol::decode_welcome(reply, options.buffer_bytes);
-    if (i == 0) {
-      peer = welcome;
-      welcome_bytes = reply;
-      endpoint->set_peer(peer);
-    } else if (welcome.address != peer.address || welcome.rkey != peer.rkey) {
-      fail("verbs connect to {}: connection {} reached a different peer buffer than the first", where, i + 1);
-    }
+  const auto hello_bytes = protocol::encode(hello);
+  std::copy(hello_bytes.begin(), hello_bytes.end(), request.begin());
+  if (endpoint) {
+    const auto mine = protocol::encode(endpoint->welcome());
+    std::copy(mine.begin(), mine.end(), request.begin() + protocol::kHelloSize);
   }
+
+  session::Grant grant;
   try {
-    session::client_handshake(*endpoint, {request, welcome_bytes}, options);
+    const auto reply = setup.connect(request, deadline, where);
+    const session::Challenge challenge = session::decode_challenge(reply);
+    const session::Response response = session::answer(challenge, options, {request, {}});
+    setup.send(session::encode(response), deadline, "response", SetupConnection::Delivery::posted);
+    const auto answer = setup.receive(deadline, quit ? "accept" : "grant");
+    if (protocol::is_refusal(answer)) fail("the server refused the link: {}", protocol::decode_refusal(answer));
+    if (quit) {
+      session::check_accept(session::decode_accept(answer), challenge.nonce, response, options, {request, {}});
+      return nullptr;
+    }
+    grant = session::decode_grant(answer, options.buffer_bytes);
+    session::check_accept(grant.accept, challenge.nonce, response, options,
+                          {request, answer.first(session::kGrantHeadSize)});
   } catch (const Error& e) {
     fail("verbs link to {}: {}", where, e.what());
+  }
+  endpoint->set_peer(grant.welcome);
+  endpoint->set_peer_context(std::move(grant.accept.context));
+  for (int i = 0; i < options.qps; ++i) {
+    CmId id = create_id(endpoint->channel());
+    resolve(id.get(), address, deadline, where);
+    rdma_cm_id* raw = endpoint->add_connection(std::move(id));
+    connect_data(raw, {.index = static_cast<std::uint32_t>(i), .token = grant.token}, deadline, where);
   }
   return endpoint;
 }

@@ -1,6 +1,7 @@
 // libFuzzer target: every decoder a peer's set-up bytes meet (hello, welcome, the verbs peer's
 // buffer description, refusal, the session handshake's messages and context, tcp frame headers,
-// the hello's version check and the accept's length a tcp client reads before the context)
+// the hello's version check and the accept's length a tcp client reads before the context, and
+// the verbs set-up's join and grant)
 // must return a checked value or throw wirezip::Error; never crash or read out of bounds. The
 // first byte picks the decoder.
 #include <array>
@@ -20,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ServerLimits limits;
   limits.max_buffer = 1 << 30;
   try {
-    switch (data[0] % 11) {
+    switch (data[0] % 13) {
       case 0: protocol::decode_hello(in, limits); break;
       case 1: protocol::decode_welcome(in, 1 << 20); break;
       case 2: protocol::decode_peer_buffer(in, limits); break;
@@ -34,6 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 9: protocol::check_hello_version(in); break;  // all a tcp server checks before authentication
       case 10: session::accept_context_length(in); break;
+      case 11: protocol::decode_join(in); break;
+      case 12: session::decode_grant(in, 1 << 20); break;
     }
   } catch (const wirezip::Error&) {
   }
