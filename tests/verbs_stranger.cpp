@@ -16,7 +16,8 @@ std::uint64_t number(const char* text) {
   std::uint64_t value = 0;
   const std::string_view view(text);
   const auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), value);
-  if (error != std::errc() || end != view.data() + view.size()) throw wirezip::Error(fmt::format("not a number: {}", text));
+  if (error != std::errc() || end != view.data() + view.size())
+    throw wirezip::Error(fmt::format("not a number: {}", text));
   return value;
 }
 

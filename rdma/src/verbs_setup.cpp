@@ -106,7 +106,8 @@ void SetupConnection::send(std::span<const std::byte> message, Clock::time_point
   work.opcode = IBV_WR_SEND;
   work.send_flags = IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
-  if (const int rc = ibv_post_send(qp_.get(), &work, &bad)) fail("sending the {}: ibv_post_send: {}", what, std::strerror(rc));
+  if (const int rc = ibv_post_send(qp_.get(), &work, &bad))
+    fail("sending the {}: ibv_post_send: {}", what, std::strerror(rc));
   if (delivery == Delivery::posted) return;
   // This side's only receive is done before it sends anything it waits for: the completion is the SEND's.
   if (!next_completion(deadline, what) && delivery == Delivery::acked) fail("no {}: the peer disconnected", what);

@@ -10,8 +10,8 @@
 // nothing else (no RDMA WRITE or READ into it). A SEND longer than the slot fails the receive.
 #include <array>
 #include <chrono>
-#include <optional>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,7 +38,8 @@ class SetupConnection {
 
   // Active side: rdma_connect with `request`, then ESTABLISHED. Returns the accept's private data;
   // a reject carrying a refusal throws its reason.
-  std::vector<std::byte> connect(std::span<const std::byte> request, Clock::time_point deadline, const std::string& where);
+  std::vector<std::byte> connect(std::span<const std::byte> request, Clock::time_point deadline,
+                                 const std::string& where);
   // Passive side: rdma_accept with `reply` as private data, then ESTABLISHED.
   void accept(std::span<const std::byte> reply, Clock::time_point deadline);
 

@@ -35,7 +35,8 @@ namespace {
 
 constexpr std::size_t kRequestBytes = protocol::kHelloSize + protocol::kWelcomeSize;
 using RequestData = std::array<std::byte, kRequestBytes>;
-static_assert(session::kMaxGrantSize <= SetupConnection::kSlotBytes && protocol::kRefusalSize <= SetupConnection::kSlotBytes);
+static_assert(session::kMaxGrantSize <= SetupConnection::kSlotBytes &&
+              protocol::kRefusalSize <= SetupConnection::kSlotBytes);
 
 void check_options(const LinkOptions& options) {
   if (options.depth == 0 || options.depth > kMaxDepth) fail("verbs link: depth must be in [1, {}]", kMaxDepth);
@@ -45,8 +46,10 @@ void check_options(const LinkOptions& options) {
 }
 
 protocol::Hello hello_for(const LinkOptions& options, bool quit) {
-  return {.buffer_bytes = options.buffer_bytes, .depth = static_cast<std::uint32_t>(options.depth),
-          .pages = options.pages, .quit = quit};
+  return {.buffer_bytes = options.buffer_bytes,
+          .depth = static_cast<std::uint32_t>(options.depth),
+          .pages = options.pages,
+          .quit = quit};
 }
 
 LinkOptions minimal_link(const LinkOptions& options) {
@@ -58,8 +61,12 @@ LinkOptions minimal_link(const LinkOptions& options) {
 }
 
 EndpointShape shape_of(const protocol::Hello& hello, const LinkOptions& options) {
-  return {.buffer_bytes = hello.buffer_bytes, .pages = hello.pages, .depth = hello.depth, .peer_depth = hello.depth,
-          .qps = options.qps, .timeout = options.timeout};
+  return {.buffer_bytes = hello.buffer_bytes,
+          .pages = hello.pages,
+          .depth = hello.depth,
+          .peer_depth = hello.depth,
+          .qps = options.qps,
+          .timeout = options.timeout};
 }
 
 bool same_token(const protocol::Token& a, const protocol::Token& b) {
@@ -101,7 +108,8 @@ void connect_data(rdma_cm_id* id, const protocol::Join& join, Clock::time_point 
   if (event && event->event == RDMA_CM_EVENT_REJECTED) {
     const rdma_conn_param& reply = event->param.conn;
     const std::span<const std::byte> data{static_cast<const std::byte*>(reply.private_data), reply.private_data_len};
-    if (protocol::is_refusal(data)) fail("the server refused data connection {}: {}", join.index + 1, protocol::decode_refusal(data));
+    if (protocol::is_refusal(data))
+      fail("the server refused data connection {}: {}", join.index + 1, protocol::decode_refusal(data));
   }
   if (!event || event->event != RDMA_CM_EVENT_ESTABLISHED || event->status != 0 || event->id != id)
     fail("verbs connect to {}: data connection {}: {} where ESTABLISHED was expected", where, join.index + 1,
@@ -217,8 +225,8 @@ class VerbsListener final : public Listener {
       refuse(setup, e.what(), deadline);
     }
     if (hello.quit) {
-      setup.send(session::encode(session::make_accept(challenge, response, options_, {request, {}})), deadline, "accept",
-                 SetupConnection::Delivery::acked_or_gone);
+      setup.send(session::encode(session::make_accept(challenge, response, options_, {request, {}})), deadline,
+                 "accept", SetupConnection::Delivery::acked_or_gone);
       return nullptr;
     }
     endpoint->set_peer(peer);
@@ -238,8 +246,9 @@ class VerbsListener final : public Listener {
     while (true) {
       std::optional<Request> more = next_request(channel_.get(), deadline);
       if (!more)
-        fail("data connection {} of {} (qps) did not come within the set-up deadline; do both sides use the same --qps?",
-             index + 1, options_.qps);
+        fail(
+            "data connection {} of {} (qps) did not come within the set-up deadline; do both sides use the same --qps?",
+            index + 1, options_.qps);
       protocol::Join join;
       try {
         join = protocol::decode_join(more->bytes());
@@ -286,7 +295,8 @@ std::unique_ptr<Endpoint> connect_active(const LinkOptions& options, const std::
   resolve(first.get(), address, deadline, where);
   const std::string device = ibv_get_device_name(first->verbs->device);
   if (!options.device.empty() && device != options.device)
-    fail("verbs connect to {}: rdma_cm routes it over {}, not the device asked for ({})", where, device, options.device);
+    fail("verbs connect to {}: rdma_cm routes it over {}, not the device asked for ({})", where, device,
+         options.device);
 
   SetupConnection setup(std::move(first));
   // The request: what we ask for, and our own buffer (none for a quit).
