@@ -108,7 +108,8 @@ TEST(VerbsSetUp, JoinAndGrantRoundTripAndRefuseWhatTheyDoNotKnow) {
   auto far = bytes;
   far[4] = std::byte{64};
   EXPECT_NE(error_of([&] { protocol::decode_join(far); }).find("join.index = 64"), std::string::npos);
-  EXPECT_NE(error_of([&] { protocol::decode_join(std::span(bytes).first(39)); }).find("join: 39 bytes"), std::string::npos);
+  EXPECT_NE(error_of([&] { protocol::decode_join(std::span(bytes).first(39)); }).find("join: 39 bytes"),
+            std::string::npos);
 
   const protocol::Welcome welcome{.buffer_bytes = 1 << 20, .address = 0x1000, .rkey = 5, .huge_ppm = 0};
   const protocol::Token token{std::byte{1}};

@@ -321,7 +321,8 @@ LinkOptions secret_options(const std::string& secret, std::size_t buffer_bytes =
 }
 
 std::pair<std::string, std::string> meet(Listener& listener, const std::string& host, const LinkOptions& client,
-                                         bool quit = false, std::map<std::string, std::string>* peer_context = nullptr) {
+                                         bool quit = false,
+                                         std::map<std::string, std::string>* peer_context = nullptr) {
   std::string server_error;
   std::jthread acceptor([&] {
     try {

@@ -86,7 +86,7 @@ json add_records(const PerTensorConfig& config, const std::string& spec, RecordW
     fail("dataset '{}': {}", shown(spec), e.what());
   }
   json context = {{"dataset:" + spec, fmt::format("safetensors {}: {} of {} tensors as bf16", where.path,
-                                                   selection.selected.size(), selection.header.tensors.size())},
+                                                  selection.selected.size(), selection.header.tensors.size())},
                   {"dataset_sha256:" + spec, datasets::sha256_hex(selection.bf16)}};
 
   std::vector<std::unique_ptr<codecs::Codec>> codecs;
@@ -107,8 +107,12 @@ json add_records(const PerTensorConfig& config, const std::string& spec, RecordW
     const std::span<const std::byte> data = std::span(selection.bf16).subspan(offset, bytes);
     offset += bytes;
     for (std::uint64_t chunk : config.chunks) {
-      json record = {{"dataset", spec},       {"name", tensor.name},  {"dtype", tensor.dtype},
-                     {"shape", shape},        {"elements", elements}, {"bf16_bytes", bytes},
+      json record = {{"dataset", spec},
+                     {"name", tensor.name},
+                     {"dtype", tensor.dtype},
+                     {"shape", shape},
+                     {"elements", elements},
+                     {"bf16_bytes", bytes},
                      {"chunk", chunk},
                      {"entropy_bound_ratio", finite_or_null(codecs::entropy_bound_ratio(data, 2, chunk))},
                      {"entropy_bound_ratio_bytes", finite_or_null(codecs::entropy_bound_ratio(data, 1, chunk))}};

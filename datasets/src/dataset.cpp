@@ -67,10 +67,11 @@ Dataset load_safetensors(std::string_view spec) {
       ++from_bf16;
   }
   Dataset dataset;
-  dataset.description = fmt::format(
-      "safetensors {}: {} of {} tensors{} (F32 {}, F16 {}, BF16 {}) as bf16, {} bf16 elements", path,
-      selection.selected.size(), selection.header.tensors.size(), regex.empty() ? "" : fmt::format(" matching '{}'", regex),
-      from_f32, from_f16, from_bf16, selection.bf16.size() / 2);
+  dataset.description =
+      fmt::format("safetensors {}: {} of {} tensors{} (F32 {}, F16 {}, BF16 {}) as bf16, {} bf16 elements", path,
+                  selection.selected.size(), selection.header.tensors.size(),
+                  regex.empty() ? "" : fmt::format(" matching '{}'", regex), from_f32, from_f16, from_bf16,
+                  selection.bf16.size() / 2);
   dataset.bytes = std::move(selection.bf16);
   return dataset;
 }

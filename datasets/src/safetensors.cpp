@@ -294,11 +294,13 @@ void HeaderReader::finish_entry() {
          tensor.shape.size() > kShownDims ? ", ..." : "",
          overflow ? std::string("more than 2^64") : std::to_string(expected));
   }
-  entries_.push_back({.begin = tensor.begin, .end = tensor.end,
+  entries_.push_back({.begin = tensor.begin,
+                      .end = tensor.end,
                       .name_at = static_cast<std::uint32_t>(stores_.names.size()),
                       .name_size = static_cast<std::uint32_t>(tensor.name.size()),
                       .shape_at = static_cast<std::uint32_t>(stores_.dimensions.size()),
-                      .rank = static_cast<std::uint32_t>(tensor.shape.size()), .dtype = tensor.dtype});
+                      .rank = static_cast<std::uint32_t>(tensor.shape.size()),
+                      .dtype = tensor.dtype});
   stores_.names.insert(stores_.names.end(), tensor.name.begin(), tensor.name.end());
   stores_.dimensions.insert(stores_.dimensions.end(), tensor.shape.begin(), tensor.shape.end());
 }
@@ -333,9 +335,11 @@ void check_disjoint_into_views(std::vector<Entry>& entries, SafetensorsHeader& h
   }
   header.tensors.reserve(entries.size());
   for (const Entry& entry : entries)
-    header.tensors.push_back({.name = name(entry), .dtype = entry.dtype->name,
+    header.tensors.push_back({.name = name(entry),
+                              .dtype = entry.dtype->name,
                               .shape = std::span(header.dimensions).subspan(entry.shape_at, entry.rank),
-                              .begin = entry.begin, .end = entry.end});
+                              .begin = entry.begin,
+                              .end = entry.end});
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 // Internal: the set-up messages a two-process link exchanges before any data moves (over TCP for
 // tcp links; for verbs in rdma_cm private data and on the set-up connection, verbs_setup.hpp).
 // Fixed little-endian layouts, so hosts of either architecture talk; a hello and a welcome
-// together fit the 56 bytes an RC connect request can carry, and so does a join. These decoders are the trust boundary of link set-up: each checks every field against
-// the receiving side's own limits and throws wirezip::Error naming the field and its value.
-// docs/PROTOCOL.md has the layouts.
+// together fit the 56 bytes an RC connect request can carry, and so does a join. These decoders are the trust boundary
+// of link set-up: each checks every field against the receiving side's own limits and throws wirezip::Error naming the
+// field and its value. docs/PROTOCOL.md has the layouts.
 #include <array>
 #include <cstddef>
 #include <cstdint>

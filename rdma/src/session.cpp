@@ -210,7 +210,8 @@ void check_accept(const Accept& accept, const Nonce& challenge, const Response& 
     fail("the server failed to prove it holds the secret: wrong secret, or not the server you meant");
 }
 
-std::array<std::byte, kGrantHeadSize> encode_grant_head(const protocol::Welcome& welcome, const protocol::Token& token) {
+std::array<std::byte, kGrantHeadSize> encode_grant_head(const protocol::Welcome& welcome,
+                                                        const protocol::Token& token) {
   std::array<std::byte, kGrantHeadSize> out{};
   const auto described = protocol::encode(welcome);
   std::copy(described.begin(), described.end(), out.begin());
