@@ -208,9 +208,8 @@ int serve_links(const RdmaRun& run, const LinkFlags& flags) {
     // or sends what a bench_rdma peer never sends.
     try {
       while (true) {
-        // Everything queued, not one per pass: keepalives may come faster than a pass takes.
-        while (auto arrival = endpoint->poll_arrival())
-          if (arrival->imm != rdma::kKeepaliveImm) fail("unexpected message {:#x} from the peer", arrival->imm);
+        // Keepalives never arrive as messages (the endpoint absorbs them): anything else is wrong.
+        if (auto arrival = endpoint->poll_arrival()) fail("unexpected message {:#x} from the peer", arrival->imm);
         if (std::chrono::steady_clock::now() - endpoint->last_heard() > idle)
           fail("the peer was silent for {} s (--idle-s)", flags.idle_s);
         std::this_thread::sleep_for(std::chrono::milliseconds(5));

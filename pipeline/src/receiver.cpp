@@ -153,7 +153,6 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   };
   auto handle = [&](const rdma::Arrival& arrival) {
     if (wire::kind_of(arrival.imm) != wire::Kind::chunk) {
-      if (arrival.imm == rdma::kKeepaliveImm) return;
       fail("pipeline: unexpected message {:#x} in the middle of a run", arrival.imm);
     }
     last_progress = Clock::now();
@@ -255,7 +254,6 @@ void serve(rdma::Endpoint& receiver, const ServeLimits& limits) {
       case wire::Kind::stop:
         return;
       default:
-        if (arrival->imm == rdma::kKeepaliveImm) break;
         fail("pipeline: unexpected message {:#x} from the sender", arrival->imm);
     }
   }

@@ -214,7 +214,8 @@ void TcpEndpoint::handle(const Header& header) {
       check_range("incoming write", header.offset, header.length, buffer.size());
       recv_all(socket_, buffer.subspan(header.offset, header.length), state_.timeout());
       enqueue({{Frame::ack, header.imm, 0, 0}, nullptr});
-      if (header.type == Frame::notify) state_.push_arrival({header.imm, header.offset, header.length});
+      if (header.type == Frame::notify && !is_keepalive(header.imm, header.length))
+        state_.push_arrival({header.imm, header.offset, header.length});
       return;
     case Frame::ack:
       if (state_.in_flight() == 0) fail("tcp link: an ack with no write in flight");

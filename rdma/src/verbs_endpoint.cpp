@@ -269,10 +269,12 @@ void VerbsEndpoint::drain() const {
           // The completion says which QP and how many bytes, not where they landed: offset 0.
           // Receives are reposted at once, so only this bound keeps a flooding peer from
           // growing the queue without end.
-          if (arrivals_.size() >= kMaxQueuedArrivals)
-            fail_link(fmt::format("verbs link on {}: the peer sent over {} notifications nobody consumed (a flood)",
-                                  port_.device, kMaxQueuedArrivals));
-          arrivals_.push_back({.imm = ntohl(wc.imm_data), .offset = 0, .length = wc.byte_len});
+          if (!is_keepalive(ntohl(wc.imm_data), wc.byte_len)) {
+            if (arrivals_.size() >= kMaxQueuedArrivals)
+              fail_link(fmt::format("verbs link on {}: the peer sent over {} notifications nobody consumed (a flood)",
+                                    port_.device, kMaxQueuedArrivals));
+            arrivals_.push_back({.imm = ntohl(wc.imm_data), .offset = 0, .length = wc.byte_len});
+          }
           last_heard_ = std::chrono::steady_clock::now();
           post_receives(static_cast<std::size_t>(wc.wr_id >> 8), 1);
           break;

@@ -46,7 +46,10 @@ inline constexpr std::size_t kMinLinkBuffer = 4096;  // room for the set-up mess
 inline constexpr std::size_t kMaxDepth = 256;
 // A zero-byte write with this immediate tells a passive side the link is alive (verbs cannot see
 // plain writes). Its top three bits are zero, as are those of every set-up message.
+// Endpoints absorb it (it only moves last_heard()), so a keepalive is never an arrival and a
+// passive side that polls slowly cannot see a stream of them as a flood.
 inline constexpr std::uint32_t kKeepaliveImm = 0x0057a005;
+inline bool is_keepalive(std::uint32_t imm, std::size_t length) { return imm == kKeepaliveImm && length == 0; }
 // The default --max-buffer: the smaller of 4 GiB and a quarter of physical memory.
 std::size_t default_max_buffer();
 struct ServerLimits {
