@@ -111,7 +111,8 @@ class TwoHosts(unittest.TestCase):
                         FAKE_QEMU_PID=self.pid_file, FAKE_FAIL_ROLE="none")
 
     def start(self, *args):
-        testbed = subprocess.Popen([TESTBED, "--hosts=2", "--no-install", f"--kernel-a={RELEASE}",
+        # --net=dgram: the fake qemu opens no TCP port for the other guest to connect to
+        testbed = subprocess.Popen([TESTBED, "--hosts=2", "--no-install", "--net=dgram", f"--kernel-a={RELEASE}",
                                     f"--kernel-b={RELEASE}", *args, "--", "true"], env=self.env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.addCleanup(lambda: testbed.poll() is None and testbed.kill())
@@ -163,8 +164,9 @@ class TwoHosts(unittest.TestCase):
     def test_cleanup_stops_the_guests_of_a_killed_run(self):
         testbed = self.start()
         pids = self.qemu_pids()
-        testbed.kill()  # SIGKILL: no trap runs, the guests stay
-        testbed.communicate(timeout=30)
+        testbed.kill()  # SIGKILL: no trap runs, the guests stay (and its log viewers keep stderr open)
+        testbed.wait(timeout=30)
+        testbed.stderr.close()
         self.assertTrue(all(running(pid) for pid in pids))
         result = subprocess.run([TESTBED, "--cleanup"], env=self.env, capture_output=True, text=True, timeout=60)
         self.assertEqual(result.returncode, 0, result.stderr)
