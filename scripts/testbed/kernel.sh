@@ -1,4 +1,5 @@
-# Debian kernels for the test beds (sourced by scripts/rdma-testbed and scripts/testbed/two-host-bed).
+# shellcheck shell=bash
+# Debian kernels for the two-guest test bed (sourced by scripts/testbed/two-host-bed).
 #   kernel_package [VERSION]  -> the linux-image package VERSION names, on stdout (status 1: none)
 #       VERSION: empty (the current linux-image-amd64), a kernel release (6.1.0-50 or 6.1.0-50-amd64)
 #       or a Debian version of linux-image-amd64 (6.1.176-1, the point release; 6.1.192-3, security)
