@@ -3,7 +3,7 @@
 //
 //   mpirun -np N bench_collective [--ops=all_gather,reduce_scatter,all_reduce] [--codecs=SPEC,...]
 //       [--sizes=1MiB:256MiB:x2] [--chunk=1MiB] [--depth=8] [--dataset=synthetic:gradients]
-//       [--transport=mpi|tcp] [--bind=ADDRESS] [--timeout-ms=10000] [--benchmark_* flags]
+//       [--transport=mpi|tcp|verbs] [--bind=ADDRESS] [--timeout-ms=10000] [--benchmark_* flags]
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -51,11 +51,8 @@ struct Config {
 
 Config validate(const Flags& f, int ranks) {
   if (ranks < 2) fail("a ring needs at least 2 ranks: start it with mpirun -np N (N >= 2)");
-  // verbs would run through the same channel (the Endpoint interface is shared) but has never run
-  // on a device: refused until it has.
-  if (f.transport == "verbs")
-    fail("--transport=verbs: the ring over verbs links is not tested yet (no RDMA device); use tcp or mpi");
-  if (f.transport != "mpi" && f.transport != "tcp") fail("--transport={}: expected mpi or tcp", f.transport);
+  if (f.transport != "mpi" && f.transport != "tcp" && f.transport != "verbs")
+    fail("--transport={}: expected mpi, tcp or verbs", f.transport);
   if (!f.bind.empty() && f.transport != "tcp") fail("--bind is for --transport=tcp");
   if (f.depth == 0 || f.timeout_ms <= 0) fail("--depth and --timeout-ms must be positive");
   if (f.timeout_ms > harness::kMaxTimeoutMs) fail("--timeout-ms must be at most a day ({} ms)", harness::kMaxTimeoutMs);
@@ -202,7 +199,7 @@ int main(int argc, char** argv) {
   app.add_option("--chunk", f.chunk, "chunk size: the unit compressed and sent")->capture_default_str();
   app.add_option("--depth", f.depth, "receives posted ahead of the chunk being handled")->capture_default_str();
   app.add_option("--dataset", f.dataset, "synthetic:KIND; rank r uses seed r + 1")->capture_default_str();
-  app.add_option("--transport", f.transport, "what carries the ring's chunks: mpi (MPI_Isend/MPI_Irecv) or tcp (wirezip's links)")
+  app.add_option("--transport", f.transport, "what carries the ring's chunks: mpi (MPI_Isend/MPI_Irecv), tcp or verbs (wirezip's links)")
       ->capture_default_str();
   app.add_option("--bind", f.bind,
                  "tcp, ranks on several hosts: the interface (its IPv4 address on each host) or address each "

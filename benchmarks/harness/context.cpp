@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "nic_facts.hpp"
 #include "wirezip/codecs/build_info.hpp"
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
@@ -80,6 +81,15 @@ std::map<std::string, std::string> host_facts() {
   facts["simd_path"] = std::string(codecs::simd_path_name(codecs::best_simd_path()));
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) facts["host_cpus"] = std::to_string(CPU_COUNT(&allowed));
+  facts.merge(platform_facts());
+  // The NIC under the first ACTIVE verbs port: the one a link uses unless --device names another.
+  std::string netdev, why = "no active RDMA port";
+  try {
+    netdev = rdma::pick_verbs_port("").netdev;
+    why = "the RDMA port has no netdev";
+  } catch (const std::exception&) {
+  }
+  facts.merge(nic_facts(netdev, why));
   return facts;
 }
 
@@ -97,16 +107,20 @@ void add_peer_context(const std::map<std::string, std::string>& peer) {
   for (const auto& [key, value] : peer) benchmark::AddCustomContext("peer_" + key, value);
 }
 
+std::map<std::string, std::string> verbs_facts(const std::string& device) {
+  const rdma::VerbsPort port = rdma::pick_verbs_port(device);
+  return {{"rdma_device", port.device},
+          {"rdma_fw_ver", port.fw_ver},
+          {"rdma_port", fmt::format("{} {}", port.port, port.state)},
+          {"rdma_active_mtu", std::to_string(port.active_mtu)},
+          {"rdma_link_layer", port.link_layer},
+          {"rdma_speed", port.speed},
+          {"rdma_gid", port.gid}};
+}
+
 void add_verbs_context(const std::string& device) {
   try {
-    const rdma::VerbsPort port = rdma::pick_verbs_port(device);
-    benchmark::AddCustomContext("rdma_device", port.device);
-    benchmark::AddCustomContext("rdma_fw_ver", port.fw_ver);
-    benchmark::AddCustomContext("rdma_port", fmt::format("{} {}", port.port, port.state));
-    benchmark::AddCustomContext("rdma_active_mtu", std::to_string(port.active_mtu));
-    benchmark::AddCustomContext("rdma_link_layer", port.link_layer);
-    benchmark::AddCustomContext("rdma_speed", port.speed);
-    benchmark::AddCustomContext("rdma_gid", port.gid);
+    for (const auto& [key, value] : verbs_facts(device)) benchmark::AddCustomContext(key, value);
   } catch (const std::exception& e) {
     benchmark::AddCustomContext("rdma_device", std::string("none: ") + e.what());
     fmt::print(stderr, "verbs: {}\n", e.what());

@@ -13,7 +13,8 @@
 namespace wirezip::harness {
 
 // The host and build facts: codecs::build_facts(), cpu_model, kernel,
-// hostname, thp_enabled, thp_defrag, simd_path, host_cpus (CPUs this process may run on).
+// hostname, thp_enabled, thp_defrag, simd_path, host_cpus (CPUs this process may run on), and
+// platform_facts() plus nic_facts() of the NIC under the first ACTIVE verbs port (nic_facts.hpp).
 std::map<std::string, std::string> host_facts();
 // Adds host_facts() and argv to Google Benchmark's JSON "context" block.
 void add_host_context(int argc, char** argv);
@@ -23,6 +24,8 @@ void add_peer_context(const std::map<std::string, std::string>& peer);
 // rdma_port, rdma_active_mtu, rdma_link_layer, rdma_speed, rdma_gid. Without one, rdma_device says
 // "none: <why>" and the reason goes to stderr (every verbs case will fail with it too).
 void add_verbs_context(const std::string& device);
+// The same keys as a map; throws when there is no such port. A --serve side sends them to its peers.
+std::map<std::string, std::string> verbs_facts(const std::string& device);
 
 // Each line of a /proc or /sys file that starts with `key`, without the key; "" when absent.
 std::string read_first_value(const std::string& path, const std::string& key);

@@ -33,6 +33,12 @@ rdma::LinkOptions LinkFlags::options() const {
   }
   if (const std::string path = rdma::secret_file_path(secret_file); !path.empty()) options.secret = rdma::load_secret(path);
   options.context = host_facts();
+  if (transport.empty() || transport.find("verbs") != std::string::npos) {  // the peer records this side's port (GID, firmware)
+    try {
+      options.context.merge(verbs_facts(device));
+    } catch (const std::exception&) {  // no port: every verbs case fails with the reason
+    }
+  }
   return options;
 }
 

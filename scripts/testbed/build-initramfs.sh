@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the test bed's initramfs: static busybox + the guest kernel's modules for 9p over virtio
-# and soft-RoCE (rdma_rxe, rdma_cm). The guest's userland is the host's / (9p, read-only); /init
-# mounts it, adds the writable project directory at the same path, runs the command script
-# (`wzcmd=` on the kernel command line) in a chroot, prints its status and powers off.
+# Builds the test bed's initramfs: static busybox + the guest kernel's modules for 9p over virtio,
+# soft-RoCE (rdma_rxe, rdma_cm) and virtio_net (the two-guest bed's link). The guest's userland is
+# the host's / (9p, read-only); /init mounts it, adds the writable project directory at the same
+# path, runs the command script (`wzcmd=` on the kernel command line) in a chroot, prints its status
+# and powers off.
 #   build-initramfs.sh CACHE_DIR   (expects CACHE_DIR/kroot: the unpacked linux-image package)
 # Adapted from ../shared/reference/soft-roce/build-initramfs.sh; owned by scripts/rdma-testbed.
 set -euo pipefail
@@ -30,7 +31,7 @@ def visit(module):
     for dep in deps[module]:
         visit(dep)
     order.append(module)
-for want in ["virtio_pci", "9pnet_virtio", "9p", "crc32_generic", "crc32c_generic", "dummy",
+for want in ["virtio_pci", "9pnet_virtio", "9p", "crc32_generic", "crc32c_generic", "dummy", "virtio_net",
              "rdma_rxe", "ib_uverbs", "rdma_ucm"]:
     visit(by_name[want])
 print("\n".join(m.split("/")[-1] for m in order))

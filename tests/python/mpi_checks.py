@@ -102,8 +102,8 @@ class Collectives(unittest.TestCase):
 
     def test_bad_flags_are_one_line(self):
         for args, expect in [(["--sizes=1MiB:4KiB:x2"], "--sizes"), (["--codecs=lz5"], "valid forms"),
-                             (["--ops=all_to_all"], "unknown collective"), (["--transport=verbs"], "--transport=verbs"),
-                             (["--transport=mem"], "expected mpi or tcp"), (["--bind=127.0.0.1"], "--bind"),
+                             (["--ops=all_to_all"], "unknown collective"), (["--transport=udp"], "--transport=udp"),
+                             (["--transport=mem"], "expected mpi, tcp or verbs"), (["--bind=127.0.0.1"], "--bind"),
                              (["--timeout-ms=9223372036854775807"], "at most a day"),
                              (["--benchmark_repetitions=-1"], "--benchmark_repetitions: '-1'")]:
             result = subprocess.run(mpirun(2, binary("bench_collective"), *args), capture_output=True, text=True,

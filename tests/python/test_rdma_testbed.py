@@ -82,5 +82,98 @@ class StopsQemu(unittest.TestCase):
         self.check_signal_stops_qemu(signal.SIGINT, 130, group=True)
 
 
+# Two-host mode: each fake guest appends its pid; the one given FAKE_FAIL_ROLE's command script
+# prints what a guest whose rxe0 cannot be added prints, then waits like the other.
+FAKE_QEMU_TWO = """#!/bin/sh
+echo $$ >> "$FAKE_QEMU_PID"
+case "$*" in *wzcmd=cmd-$FAKE_FAIL_ROLE.sh*) echo "WZTB: root ready, uptime 1.0";
+  echo "WZTB: setup failed: guest B: rdma link add rxe0 type rxe netdev eth0 failed";; esac
+exec sleep 300
+"""
+RELEASE = "6.1.0-50-amd64"  # named on the command line, so no apt lookup happens
+
+
+class TwoHosts(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        bin_dir, self.cache = os.path.join(tmp.name, "bin"), os.path.join(tmp.name, "cache")
+        kernel = os.path.join(self.cache, "kernels", RELEASE)
+        os.makedirs(bin_dir)
+        os.makedirs(os.path.join(kernel, "kroot"))
+        with open(os.path.join(bin_dir, "qemu-system-x86_64"), "w") as f:
+            f.write(FAKE_QEMU_TWO)
+        os.chmod(os.path.join(bin_dir, "qemu-system-x86_64"), 0o755)
+        for cached in ("vmlinuz", "initramfs.cpio.gz"):
+            open(os.path.join(kernel, cached), "w").close()
+        self.pid_file = os.path.join(tmp.name, "qemu.pids")
+        self.env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", WIREZIP_TESTBED_DIR=self.cache,
+                        FAKE_QEMU_PID=self.pid_file, FAKE_FAIL_ROLE="none")
+
+    def start(self, *args):
+        # --net=dgram: the fake qemu opens no TCP port for the other guest to connect to
+        testbed = subprocess.Popen([TESTBED, "--hosts=2", "--no-install", "--net=dgram", f"--kernel-a={RELEASE}",
+                                    f"--kernel-b={RELEASE}", *args, "--", "true"], env=self.env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.addCleanup(lambda: testbed.poll() is None and testbed.kill())
+        return testbed
+
+    def qemu_pids(self):
+        self.assertTrue(wait_for(lambda: len(self.read_pids()) == 2, 60), "the two fake guests never started")
+        pids = self.read_pids()
+        for pid in pids:
+            self.addCleanup(lambda p=pid: running(p) and os.kill(p, signal.SIGKILL))
+        return pids
+
+    def read_pids(self):
+        if not os.path.exists(self.pid_file):
+            return []
+        with open(self.pid_file) as f:
+            return [int(line) for line in f if line.strip()]
+
+    def test_usage_errors(self):
+        for args, expect in [(["--hosts=3"], "--hosts must be 1 or 2"), (["--kernel-b=6.1.0-50"], "needs --hosts=2"),
+                             (["--hosts=2", "--mtu=100"], "--mtu must be 576..9000"),
+                             (["--hosts=2", "--iommu=c"], "usage")]:
+            result = subprocess.run([TESTBED, "--no-install", *args, "--", "true"], env=self.env,
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual(result.returncode, 2, (args, result.stderr))
+            self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+            self.assertIn(expect, result.stderr)
+
+    def test_term_stops_both_guests(self):
+        testbed = self.start()
+        pids = self.qemu_pids()
+        testbed.send_signal(signal.SIGTERM)
+        _, stderr = testbed.communicate(timeout=60)
+        self.assertEqual(testbed.returncode, 143, stderr)
+        self.assertIn("both guests stopped", stderr)
+        for pid in pids:
+            self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
+
+    def test_a_guest_whose_setup_fails_is_named_and_both_are_stopped(self):
+        self.env["FAKE_FAIL_ROLE"] = "b"
+        testbed = self.start()
+        pids = self.qemu_pids()
+        _, stderr = testbed.communicate(timeout=60)
+        self.assertEqual(testbed.returncode, 125, stderr)
+        self.assertIn("guest B: rdma link add rxe0 type rxe netdev eth0 failed", stderr)
+        for pid in pids:
+            self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
+
+    def test_cleanup_stops_the_guests_of_a_killed_run(self):
+        testbed = self.start()
+        pids = self.qemu_pids()
+        testbed.kill()  # SIGKILL: no trap runs, the guests stay (and its log viewers keep stderr open)
+        testbed.wait(timeout=30)
+        testbed.stderr.close()
+        self.assertTrue(all(running(pid) for pid in pids))
+        result = subprocess.run([TESTBED, "--cleanup"], env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("stopped qemu process group", result.stderr)
+        for pid in pids:
+            self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived --cleanup")
+
+
 if __name__ == "__main__":
     unittest.main()
