@@ -26,7 +26,6 @@
 #include "repeated_case.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/registry.hpp"
-#include "wirezip/rdma/verbs_devices.hpp"
 #include "wirezip/util/cpus.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
@@ -63,22 +62,13 @@ std::string pin_process(const std::string& text) {
 
 // The sweep's axes, checked before any data set is made or case registered.
 struct Axes {
+  std::vector<rdma::TransportKind> transports;
   std::vector<pipeline::Mode> modes;
   std::vector<std::string> codec_specs;
   std::vector<rdma::PagePolicy> pages;
   std::vector<std::uint64_t> chunks;
   std::vector<std::string> datasets;
 };
-
-std::vector<rdma::TransportKind> choose_transports(const std::string& flag) {
-  std::vector<rdma::TransportKind> kinds;
-  if (flag.empty()) {
-    if (rdma::verbs_available()) return {rdma::TransportKind::verbs};
-    return {rdma::TransportKind::tcp, rdma::TransportKind::mem};
-  }
-  for (const std::string& t : flag::list("--transport", flag)) kinds.push_back(rdma::parse_transport(t));
-  return kinds;
-}
 
 std::string case_name(rdma::TransportKind t, pipeline::Mode m, const std::string& codec, rdma::PagePolicy p,
                       std::size_t chunk, const Flags& f, const std::string& dataset) {
@@ -101,6 +91,7 @@ void check_decoder(const std::string& name) {
 // Every flag of the sweep in range; throws one line naming the flag.
 Axes check_axes(const Flags& f) {
   Axes axes;
+  axes.transports = f.link.transports({rdma::TransportKind::tcp, rdma::TransportKind::mem}).kinds;
   if (!f.decoder.empty()) check_decoder(f.decoder);
   // Loopback: the receiving side in this process grants a case what a server grants by default.
   const auto granted = pipeline::ServeLimits{}.max_timeout.count();
@@ -127,9 +118,9 @@ Axes check_axes(const Flags& f) {
 // Registers raw first, then every codec in serial and overlap, for each transport x pages x chunk x data set.
 void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& axes,
                     const std::deque<datasets::Dataset>& data) {
-  const auto& [modes, codec_specs, pages, chunks, dataset_specs] = axes;
+  const auto& [transports, modes, codec_specs, pages, chunks, dataset_specs] = axes;
   std::uint32_t seed = 1;
-  for (rdma::TransportKind transport : choose_transports(f.link.transport))
+  for (rdma::TransportKind transport : transports)
     for (rdma::PagePolicy policy : pages)
       for (std::uint64_t chunk : chunks)
         for (const datasets::Dataset& dataset : data)
@@ -151,9 +142,8 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& a
 int run(int argc, char** argv, const Flags& f) {
   const Axes axes = check_axes(f);
   if (f.link.serve) {
-    const auto kinds = choose_transports(f.link.transport);
-    if (kinds.size() != 1) fail("--serve takes exactly one --transport");
-    const int served = harness::serve_pipelines(kinds.front(), f.link, f.decoder);
+    if (axes.transports.size() != 1) fail("--serve takes exactly one --transport");
+    const int served = harness::serve_pipelines(axes.transports.front(), f.link, f.decoder);
     fmt::print("bench_pipeline: served {} link(s), done\n", served);
     return 0;
   }
@@ -170,7 +160,7 @@ int run(int argc, char** argv, const Flags& f) {
   harness::add_host_context(argc, argv);
   if (!f.cpus.empty()) benchmark::AddCustomContext("cpus", f.cpus);
   harness::add_link_context(links.peer_host, links.peer_port);
-  const auto kinds = choose_transports(f.link.transport);
+  const auto& kinds = axes.transports;
   if (links.peer_host) harness::add_server_context(kinds.front(), links.base, *links.peer_host, links.peer_port);
   if (std::find(kinds.begin(), kinds.end(), rdma::TransportKind::verbs) != kinds.end()) harness::add_verbs_context(f.link.device);
   register_cases(links, f, axes, data);

@@ -44,13 +44,6 @@ struct Config {
   std::vector<std::uint64_t> sizes;
 };
 
-// The transport the user asked for, or verbs when a device exists, else tcp; and why.
-std::pair<rdma::TransportKind, std::string> choose_transport(const std::string& flag) {
-  if (!flag.empty()) return {rdma::parse_transport(flag), "requested"};
-  if (rdma::verbs_available()) return {rdma::TransportKind::verbs, "default: an RDMA device is present"};
-  return {rdma::TransportKind::tcp, "default: no RDMA device, so tcp"};
-}
-
 std::uint64_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_bytes <= 0) return flag::kNoMaximum;  // unknown: the allocation will say
@@ -60,7 +53,10 @@ std::uint64_t physical_memory_bytes() {
 // Every flag checked before anything is built or registered; throws one line naming the flag.
 Config check_flags(const Flags& flags) {
   Config config;
-  std::tie(config.run.transport, config.transport_choice) = choose_transport(flags.link.transport);
+  const harness::TransportChoice choice = flags.link.transports({rdma::TransportKind::tcp});
+  if (choice.kinds.size() != 1) fail("--transport={}: bench_rdma runs one transport at a time", flags.link.transport);
+  config.run.transport = choice.kinds.front();
+  config.transport_choice = choice.why;
   config.run.options = flags.link.options();
   const std::uint64_t buffer = flag::size("--buffer", flags.buffer, 1);
   if (const std::uint64_t memory = physical_memory_bytes(); buffer > memory)

@@ -13,6 +13,20 @@
 
 namespace wirezip::harness {
 
+TransportChoice LinkFlags::transports(const std::vector<rdma::TransportKind>& fallback) const {
+  if (!transport.empty()) {
+    TransportChoice choice{{}, "requested"};
+    for (const std::string& name : flag::list("--transport", transport))
+      choice.kinds.push_back(rdma::parse_transport(name));
+    return choice;
+  }
+  if (rdma::verbs_available()) return {{rdma::TransportKind::verbs}, "default: an RDMA device is present"};
+  std::string names;
+  for (rdma::TransportKind kind : fallback)
+    names += fmt::format("{}{}", names.empty() ? "" : ",", rdma::transport_name(kind));
+  return {fallback, "default: no RDMA device, so " + names};
+}
+
 rdma::LinkOptions LinkFlags::options() const {
   if (qps <= 0 || qps > 64) fail("--qps must be in [1, 64]");
   if (timeout_ms <= 0 || idle_s <= 0 || max_timeout_ms <= 0) fail("--timeout-ms, --idle-s and --max-timeout-ms must be positive");
@@ -31,7 +45,7 @@ rdma::LinkOptions LinkFlags::options() const {
       case rdma::PagePolicy::hugetlb: options.limits.allow_hugetlb = true; break;
     }
   }
-  if (const std::string path = rdma::secret_file_path(secret_file); !path.empty()) options.secret = rdma::load_secret(path);
+  options.secret = secret;
   options.context = host_facts();
   if (transport.empty() || transport.find("verbs") != std::string::npos) {  // the peer records this side's port (GID, firmware)
     try {
@@ -60,7 +74,7 @@ void announce_listening(std::string_view binary, rdma::TransportKind kind, const
   // "serving T on port N" is what scripts wait for; "listening on ADDR:PORT" says where.
   fmt::print("{}: serving {} on port {}, listening on {}:{}\n", binary, rdma::transport_name(kind), port,
              flags.bind.empty() ? "0.0.0.0" : flags.bind, port);
-  if (rdma::secret_file_path(flags.secret_file).empty())
+  if (flags.secret.empty())
     fmt::print("{}: no --secret-file: anyone who can reach this port can run cases and stop this server\n", binary);
   std::fflush(stdout);
   if (flags.on_listening) flags.on_listening(port);
@@ -86,6 +100,11 @@ void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port,
                  "shared secret (mode 600) both sides must hold: mutual HMAC-SHA256 authentication "
                  "(default: $WIREZIP_SECRET_FILE)");
   app.add_option("--peer", flags.peer, "active side of a two-host run: HOST[:PORT] of the --serve side");
+  // The one read of the secret: every link, listener and --mpi pair takes it from flags.secret.
+  app.final_callback([&flags] {
+    if (const std::string path = rdma::secret_file_path(flags.secret_file); !path.empty())
+      flags.secret = rdma::load_secret(path);
+  });
 }
 
 }  // namespace wirezip::harness

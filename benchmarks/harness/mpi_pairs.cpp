@@ -27,17 +27,16 @@ namespace {
 using nlohmann::json;
 constexpr int kAddressTag = 41;
 
-// A file of this rank's own in /tmp (mode 600), removed when it goes.
+// A file of this rank's own in /tmp (mode 600), removed when it goes: where the peer side's
+// Google Benchmark writes its JSON.
 class TempFile {
  public:
-  explicit TempFile(std::string_view contents) {
+  TempFile() {
     std::string pattern = "/tmp/wirezip-mpi-XXXXXX";
     const int fd = mkstemp(pattern.data());
     if (fd < 0) fail("mkstemp({}): {}", pattern, std::strerror(errno));
     path_ = pattern;
-    const bool written = write(fd, contents.data(), contents.size()) == static_cast<ssize_t>(contents.size());
     close(fd);
-    if (!written) fail("writing {}: {}", path_, std::strerror(errno));
   }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
@@ -53,11 +52,10 @@ class TempFile {
 };
 
 rdma::TransportKind pair_transport(const LinkFlags& link) {
-  if (link.transport.empty()) return rdma::verbs_available() ? rdma::TransportKind::verbs : rdma::TransportKind::tcp;
-  if (link.transport.find(',') != std::string::npos) fail("--mpi takes exactly one --transport (verbs or tcp)");
-  const rdma::TransportKind kind = rdma::parse_transport(link.transport);
-  if (kind == rdma::TransportKind::mem) fail("--mpi: the mem transport cannot join two processes; use verbs or tcp");
-  return kind;
+  const std::vector<rdma::TransportKind> kinds = link.transports({rdma::TransportKind::tcp}).kinds;
+  if (kinds.size() != 1) fail("--mpi takes exactly one --transport (verbs or tcp)");
+  if (kinds.front() == rdma::TransportKind::mem) fail("--mpi: the mem transport cannot join two processes; use verbs or tcp");
+  return kinds.front();
 }
 
 // This rank's host, as compare --group-by wants to see it: host facts, and the RDMA port's.
@@ -125,7 +123,7 @@ struct Side {
     const std::string host = where["host"].get<std::string>();
     const auto port = where["port"].get<std::uint16_t>();
     try {
-      TempFile json_out("");
+      TempFile json_out;
       point_benchmark_out(json_out.path());
       LinkFlags side = link;
       side.peer = fmt::format("{}:{}", host, port);
@@ -184,18 +182,13 @@ int run_mpi_pairs(std::string_view binary, const MpiPairFlags& flags, const Link
   side.link.transport = std::string(rdma::transport_name(kind));
 
   std::vector<std::string> hosts;
-  std::optional<TempFile> secret;
   {
     auto guard = watchdog.guard("meeting the other ranks", side.link_timeout());
     hosts = mpi::all_gather_strings(MPI_COMM_WORLD, session.hostname());
-    // A secret the user gave wins; otherwise the job makes its own.
-    const bool given = !rdma::secret_file_path(link.secret_file).empty();
-    int make = given ? 0 : 1, all = 0;
+    // A secret the user gave wins; otherwise the job makes its own, held in memory like the user's.
+    int make = link.secret.empty() ? 1 : 0, all = 0;
     mpi::check(MPI_Allreduce(&make, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce(secret)");
-    if (all) {
-      secret.emplace(job_secret(MPI_COMM_WORLD));
-      side.link.secret_file = secret->path();
-    }
+    if (all) side.link.secret = job_secret(MPI_COMM_WORLD);
   }
   const std::vector<collective::RankPair> pairs = collective::make_pairs(hosts, pairing);
 

@@ -27,12 +27,12 @@ def mpirun(ranks, *args):
     return [MPIRUN, "--oversubscribe", "-np", str(ranks), *args]
 
 
-def run_json(ranks, bench, *args, timeout=120):
+def run_json(ranks, bench, *args, timeout=120, env=None):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.json")
         result = subprocess.run(mpirun(ranks, binary(bench), *args, f"--benchmark_out={out}",
                                        "--benchmark_out_format=json"),
-                                capture_output=True, text=True, timeout=timeout, env=ENV)
+                                capture_output=True, text=True, timeout=timeout, env=dict(ENV, **(env or {})))
         if not os.path.exists(out):
             return result, None
         with open(out) as f:
@@ -217,6 +217,21 @@ class Pairs(unittest.TestCase):
             self.assertIn(key, context)
         self.assertEqual(context["pair1_peer_mpi_rank"], "2")  # neighbor pairing: 2 serves 3
         self.assertIn("peer_hostname", context)  # the handshake's view of the server, as in two-host mode
+
+    def test_a_pair_authenticates_with_the_users_secret_or_the_jobs_own(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            secret = os.path.join(tmp, "secret")
+            with open(secret, "wb") as f:
+                f.write(b"correct horse battery staple\n")
+            os.chmod(secret, 0o600)
+            for env in ({}, {"WIREZIP_SECRET_FILE": secret}):
+                with self.subTest(env=env):
+                    result, report = run_json(2, "bench_rdma", "--mpi", "--transport=tcp", "--pages=4k",
+                                              "--sizes=64KiB", "--buffer=4MiB", "--benchmark_min_time=0.01",
+                                              "--timeout-ms=5000", env=env)
+                    self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+                    for case in report["benchmarks"]:
+                        self.assertFalse(case.get("error_occurred"), case.get("error_message"))
 
     def test_odd_rank_count_is_one_error(self):
         result = subprocess.run(mpirun(3, binary("bench_rdma"), "--mpi", "--transport=tcp"), capture_output=True,

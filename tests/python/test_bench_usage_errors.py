@@ -5,6 +5,7 @@ import os
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -43,6 +44,40 @@ class UsageErrors(unittest.TestCase):
             (["--decoder=bogus", "--transport=mem", "--codecs=bytegroup+deflate"], "--decoder=bogus: no such decoder"),
             (["--decoder=lz4", "--transport=mem", "--codecs=bytegroup+huff"], "takes no decoder"),
         ])
+
+
+class LinkFlagsSettleOnce(unittest.TestCase):
+    """bench_rdma and bench_pipeline settle the transport and the secret in one place (LinkFlags):
+    bench_rdma runs one transport; the secret file, named by --secret-file or WIREZIP_SECRET_FILE,
+    is read when the flags are parsed, and a bad one is one line before anything runs."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def secret(self, name, mode):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "wb") as f:
+            f.write(b"correct horse battery staple\n")
+        os.chmod(path, mode)
+        return path
+
+    def test_bench_rdma_runs_one_transport(self):
+        one_line_errors(self, RDMA, [(["--transport=tcp,mem"], "--transport=tcp,mem: bench_rdma runs one transport at a time")])
+
+    def test_a_bad_secret_from_the_environment_is_one_line(self):
+        loose = self.secret("loose", 0o644)
+        for bench in (RDMA, PIPELINE):
+            with mock.patch.dict(os.environ, {"WIREZIP_SECRET_FILE": loose}):
+                one_line_errors(self, bench, [(["--transport=mem"], f"secret file {loose}: readable or writable by group")])
+            with mock.patch.dict(os.environ, {"WIREZIP_SECRET_FILE": ""}):
+                one_line_errors(self, bench, [(["--transport=mem"], "WIREZIP_SECRET_FILE is set but empty")])
+
+    def test_both_ends_of_a_loopback_link_authenticate_with_the_secret_from_the_environment(self):
+        with mock.patch.dict(os.environ, {"WIREZIP_SECRET_FILE": self.secret("good", 0o600)}):
+            result = subprocess.run([RDMA, "--transport=tcp", "--pages=4k", "--sizes=64KiB", "--buffer=4MiB",
+                                     "--benchmark_min_time=0.01"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
 
 
 class RegexInDatasetList(unittest.TestCase):
