@@ -13,14 +13,14 @@
 #include <iostream>
 #include <set>
 
-#include "collective_case.hpp"
 #include "context.hpp"
-#include "link_flags.hpp"
 #include "failure_summary.hpp"
-#include "mpi_link_setup.hpp"
-#include "mpi_report.hpp"
-#include "ring_links.hpp"
 #include "help.hpp"
+#include "link_flags.hpp"
+#include "mpi/collective_case.hpp"
+#include "mpi/mpi_link_setup.hpp"
+#include "mpi/mpi_report.hpp"
+#include "mpi/ring_links.hpp"
 #include "repeated_case.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/collective/ring_math.hpp"

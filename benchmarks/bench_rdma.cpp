@@ -16,7 +16,7 @@
 #include "help.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
-#include "mpi_pairs.hpp"
+#include "mpi/mpi_pairs.hpp"
 #include "rdma_case.hpp"
 #include "repeated_case.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "mpi_pairs_merge.hpp"
+#include "mpi/mpi_pairs_merge.hpp"
 #include "wirezip/collective/model.hpp"
 #include "wirezip/collective/pairing.hpp"
 #include "wirezip/collective/ring_math.hpp"
