@@ -16,6 +16,22 @@ def has_verbs_device():
     return os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
 
 
+def wait_for_cpu_seconds(process, seconds, timeout_s=120):
+    """Until the process has used `seconds` of CPU (all threads, from /proc/PID/stat): a link's
+    set-up costs a server a few milliseconds, so past this it is receiving a case's writes."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with open(f"/proc/{process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
+            return
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited ({process.returncode}) before using {seconds} s of CPU")
+        time.sleep(0.05)
+    raise AssertionError(f"the server used under {seconds} s of CPU in {timeout_s} s")
+
+
 class Loopback(unittest.TestCase):
     def test_tcp_and_mem_cases_names_counters_backing(self):
         for transport in ["tcp", "mem"]:
@@ -115,7 +131,7 @@ class TwoProcesses(unittest.TestCase):
                                    "--sizes=1MiB", "--buffer=64MiB", "--benchmark_min_time=5", "--timeout-ms=3000",
                                    "--benchmark_format=json"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        wait_for_cpu_seconds(server, 0.5)  # the case is writing, however slow or busy this host is
         stop(server)
         start = time.monotonic()
         out, err = client.communicate(timeout=60)
