@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <array>
 
+#include "backends/decoder_backends.hpp"
 #include "codec_factories.hpp"
-#include "decoder_backends.hpp"
-#include "plane_layout.hpp"
+#include "planes/plane_layout.hpp"
 #include "wirezip/codecs/frame.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/spec.hpp"

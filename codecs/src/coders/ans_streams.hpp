@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ans_tables.hpp"
-#include "bit_reader.hpp"
+#include "coders/ans_tables.hpp"
+#include "coders/bit_reader.hpp"
 
 namespace wirezip::codecs::ans {
 

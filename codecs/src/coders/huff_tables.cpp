@@ -1,4 +1,4 @@
-#include "huff_tables.hpp"
+#include "coders/huff_tables.hpp"
 
 #include <algorithm>
 #include <cstring>

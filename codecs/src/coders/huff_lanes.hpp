@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "bit_reader.hpp"
-#include "huff_tables.hpp"
+#include "coders/bit_reader.hpp"
+#include "coders/huff_tables.hpp"
 
 #define WZ_INLINE [[gnu::always_inline]] inline
 

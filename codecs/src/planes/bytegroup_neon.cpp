@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "bytegroup_kernels.hpp"
+#include "planes/bytegroup_kernels.hpp"
 
 namespace wirezip::codecs::kernels {
 namespace {

@@ -1,4 +1,4 @@
-#include "plane_layout.hpp"
+#include "planes/plane_layout.hpp"
 
 #include <array>
 

@@ -11,10 +11,10 @@
 #include <bit>
 #include <cstring>
 
-#include "deflate_block.hpp"
-#include "huff_kernels.hpp"
-#include "huff_tables.hpp"
-#include "plane_coder.hpp"
+#include "coders/deflate_block.hpp"
+#include "coders/huff_kernels.hpp"
+#include "coders/huff_tables.hpp"
+#include "coders/plane_coder.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "codec_factories.hpp"
-#include "fused_passes.hpp"
-#include "plane_coder.hpp"
-#include "plane_layout.hpp"
+#include "coders/plane_coder.hpp"
+#include "frame/fused_passes.hpp"
+#include "planes/plane_layout.hpp"
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/util/error.hpp"

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "avx2_shuffles.hpp"
-#include "bytegroup_kernels.hpp"
+#include "planes/avx2_shuffles.hpp"
+#include "planes/bytegroup_kernels.hpp"
 
 namespace wirezip::codecs::kernels {
 namespace {

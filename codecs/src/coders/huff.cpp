@@ -11,8 +11,8 @@
 // | 4 LSB-first bit streams. Stream s codes symbols [s*q, (s+1)*q), q = n/4; the last takes the rest.
 #include <cstring>
 
-#include "huff_kernels.hpp"
-#include "plane_coder.hpp"
+#include "coders/huff_kernels.hpp"
+#include "coders/plane_coder.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {

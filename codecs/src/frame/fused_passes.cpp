@@ -1,4 +1,4 @@
-#include "fused_passes.hpp"
+#include "frame/fused_passes.hpp"
 
 #include <algorithm>
 #include <array>

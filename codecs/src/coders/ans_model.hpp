@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 
-#include "ans_lanes.hpp"
+#include "coders/ans_lanes.hpp"
 
 namespace wirezip::codecs::ans {
 

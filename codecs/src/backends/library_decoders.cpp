@@ -9,7 +9,7 @@
 #include <climits>
 #include <cstdint>
 
-#include "decoder_backends.hpp"
+#include "backends/decoder_backends.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {

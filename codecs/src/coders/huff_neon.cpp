@@ -4,7 +4,7 @@
 // a step in two independent accumulator sets, reduced across lanes with UMINV / UMAXV at the end.
 #include <arm_neon.h>
 
-#include "huff_kernels.hpp"
+#include "coders/huff_kernels.hpp"
 
 namespace wirezip::codecs::huff {
 namespace {

@@ -1,4 +1,4 @@
-#include "ans_model.hpp"
+#include "coders/ans_model.hpp"
 
 #include <algorithm>
 #include <cstring>

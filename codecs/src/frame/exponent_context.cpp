@@ -17,10 +17,10 @@
 #include <array>
 #include <cstring>
 
-#include "ans_model.hpp"
 #include "codec_factories.hpp"
-#include "fused_passes.hpp"
-#include "plane_layout.hpp"
+#include "coders/ans_model.hpp"
+#include "frame/fused_passes.hpp"
+#include "planes/plane_layout.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/util/error.hpp"
 

@@ -3,8 +3,8 @@
 // AVX2 has no byte shifts, so 16-bit shifts are masked back to the bits that stay inside each byte.
 #include <immintrin.h>
 
-#include "avx2_shuffles.hpp"
-#include "exponent_split_kernels.hpp"
+#include "planes/avx2_shuffles.hpp"
+#include "planes/exponent_split_kernels.hpp"
 
 namespace wirezip::codecs::kernels {
 namespace {

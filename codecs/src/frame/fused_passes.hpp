@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "plane_layout.hpp"
+#include "planes/plane_layout.hpp"
 
 namespace wirezip::codecs {
 

@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-#include "exponent_split_kernels.hpp"
+#include "planes/exponent_split_kernels.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {

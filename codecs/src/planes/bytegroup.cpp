@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "bytegroup_kernels.hpp"
+#include "planes/bytegroup_kernels.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "exponent_split_kernels.hpp"
+#include "planes/exponent_split_kernels.hpp"
 
 namespace wirezip::codecs::kernels {
 namespace {

@@ -22,7 +22,7 @@
 #include <memory>
 #include <vector>
 
-#include "decoder_backends.hpp"
+#include "backends/decoder_backends.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {

@@ -1,4 +1,4 @@
-#include "huff_kernels.hpp"
+#include "coders/huff_kernels.hpp"
 
 #include <algorithm>
 

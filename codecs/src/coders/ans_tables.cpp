@@ -1,4 +1,4 @@
-#include "ans_tables.hpp"
+#include "coders/ans_tables.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "huff_lanes.hpp"
+#include "coders/huff_lanes.hpp"
 #include "wirezip/codecs/bytegroup.hpp"
 
 namespace wirezip::codecs::huff {

@@ -6,7 +6,7 @@
 #include <array>
 #include <fmt/format.h>
 
-#include "decoder_backends.hpp"
+#include "backends/decoder_backends.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {

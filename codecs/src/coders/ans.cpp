@@ -6,9 +6,9 @@
 // Coded plane: format byte | table log | 32-byte bitmap of the symbols with a frequency | u16 LE
 // frequency of each, in symbol order | per stream a pad byte | sizes of streams 0-2 (u32 LE) |
 // 4 streams (ans_lanes.hpp).
-#include "ans_lanes.hpp"
-#include "ans_model.hpp"
-#include "plane_coder.hpp"
+#include "coders/ans_lanes.hpp"
+#include "coders/ans_model.hpp"
+#include "coders/plane_coder.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {

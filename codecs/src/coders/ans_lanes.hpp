@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "ans_streams.hpp"
+#include "coders/ans_streams.hpp"
 
 // Each coder's entry points are cloned per target: AVX2 and BMI2's flag-free shifts pay in these
 // loops, the default clone runs on any x86-64. The templates below are inlined whole into those

@@ -1,10 +1,10 @@
-#include "deflate_block.hpp"
+#include "coders/deflate_block.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
-#include "huff_tables.hpp"
+#include "coders/huff_tables.hpp"
 
 namespace wirezip::codecs::deflate {
 namespace {

@@ -14,7 +14,7 @@ extern "C" {
 #include <cstdlib>
 #include <vector>
 
-#include "plane_coder.hpp"
+#include "coders/plane_coder.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {
