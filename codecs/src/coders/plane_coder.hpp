@@ -8,7 +8,7 @@
 
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/decoders.hpp"
-#include "wirezip/codecs/frame.hpp"
+#include "wirezip/codecs/format_ids.hpp"
 
 namespace wirezip::codecs {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "planes/plane_layout.hpp"
+#include "wirezip/codecs/frame.hpp"
 
 namespace wirezip::codecs {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "wirezip/codecs/exponent_split.hpp"
-#include "wirezip/codecs/frame.hpp"
+#include "wirezip/codecs/format_ids.hpp"
 
 namespace wirezip::codecs {
 
