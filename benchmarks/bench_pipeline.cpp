@@ -64,7 +64,7 @@ std::string pin_process(const std::string& text) {
 // The sweep's axes, checked before any data set is made or case registered.
 struct Axes {
   std::vector<pipeline::Mode> modes;
-  std::vector<std::string> codec_specs;
+  std::vector<codecs::CodecSpec> codec_specs;
   std::vector<rdma::PagePolicy> pages;
   std::vector<std::uint64_t> chunks;
   std::vector<std::string> datasets;
@@ -112,12 +112,12 @@ Axes check_axes(const Flags& f) {
     axes.modes.insert(axes.modes.begin(), pipeline::Mode::raw);
   std::stable_partition(axes.modes.begin(), axes.modes.end(),
                         [](pipeline::Mode m) { return m == pipeline::Mode::raw; });
-  axes.codec_specs = flag::list("--codecs", f.codecs);
-  for (const std::string& spec : axes.codec_specs) codecs::make_codec(spec);  // bad specs fail up front
-  // Sending side: ask for the decoder in each spec (the receiver builds its codec from the spec,
-  // so a loopback run, or a server without its own --decoder, decodes with it).
-  if (!f.decoder.empty() && !f.link.serve)
-    for (std::string& spec : axes.codec_specs) codecs::make_codec(spec = codecs::with_decoder(spec, f.decoder));
+  for (const std::string& text : flag::list("--codecs", f.codecs)) {
+    codecs::CodecSpec spec = codecs::parse_codec_spec(text);  // bad specs fail up front
+    // Sending side: ask for the decoder in each spec (the receiver builds its codec from the spec,
+    // so a loopback run, or a server without its own --decoder, decodes with it).
+    axes.codec_specs.push_back(!f.decoder.empty() && !f.link.serve ? spec.with_decoder(f.decoder) : std::move(spec));
+  }
   for (const std::string& p : flag::list("--pages", f.pages)) axes.pages.push_back(rdma::parse_page_policy(p));
   axes.chunks = flag::sizes("--chunks", f.chunks, 1);
   axes.datasets = flag::spec_list("--datasets", f.datasets);
@@ -134,14 +134,14 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& a
       for (std::uint64_t chunk : chunks)
         for (const datasets::Dataset& dataset : data)
           for (pipeline::Mode mode : modes)
-            for (const std::string& spec : codec_specs) {
+            for (const codecs::CodecSpec& spec : codec_specs) {
               if (mode == pipeline::Mode::raw && spec != codec_specs.front()) continue;  // one raw case
               // Raw moves no codec's frames: it gets a link of its own size, not the first codec's.
-              const std::string codec = mode == pipeline::Mode::raw ? "" : spec;
+              const codecs::CodecSpec codec = mode == pipeline::Mode::raw ? codecs::CodecSpec() : spec;
               harness::PipelineCase c{&links, seed++, transport, policy,
                                       pipeline::Config{mode, codec, chunk, f.depth, f.workers, links.base.timeout},
                                       &dataset};
-              harness::register_case(case_name(transport, mode, spec, policy, chunk, f, dataset.spec),
+              harness::register_case(case_name(transport, mode, spec.text(), policy, chunk, f, dataset.spec),
                                            [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
                   ->UseManualTime()
                   ->Unit(benchmark::kMillisecond);

@@ -57,17 +57,27 @@ std::string_view default_decoder(StreamFormat format) {
   return format == StreamFormat::deflate ? "isal" : "lz4";
 }
 
-std::unique_ptr<StreamDecoder> make_decoder(StreamFormat format, std::string_view name) {
+namespace {
+
+const Backend& find_backend(StreamFormat format, std::string_view name) {
   std::vector<std::string> valid;
   for (const Backend& b : kBackends) {
     if (b.format != format) continue;
     if (b.name == name) {
       if (!b.make) fail("decoder '{}' for {}: {}", name, stream_format_name(format), b.library());
-      return b.make();
+      return b;
     }
     if (b.make) valid.emplace_back(b.name);
   }
   fail("unknown {} decoder '{}' (valid: {})", stream_format_name(format), name, fmt::join(valid, ", "));
 }
+
+}  // namespace
+
+std::unique_ptr<StreamDecoder> make_decoder(StreamFormat format, std::string_view name) {
+  return find_backend(format, name).make();
+}
+
+void require_decoder(StreamFormat format, std::string_view name) { find_backend(format, name); }
 
 }  // namespace wirezip::codecs

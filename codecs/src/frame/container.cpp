@@ -4,7 +4,6 @@
 #include <array>
 #include <cstring>
 
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/checked.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/little_endian.hpp"
@@ -35,11 +34,11 @@ ContainerReader::ContainerReader(std::istream& in, ContainerLimits limits) : in_
     fail("container codec spec length {} is outside [1, {}]", spec_size, kMaxContainerSpec);
   std::vector<std::byte> spec;
   read_exact(spec, spec_size, "the codec spec");
-  header_.codec_spec.assign(reinterpret_cast<const char*>(spec.data()), spec.size());
-  if (!std::all_of(header_.codec_spec.begin(), header_.codec_spec.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
+  const std::string_view text(reinterpret_cast<const char*>(spec.data()), spec.size());
+  if (!std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
     fail("container codec spec has bytes that are not printable");
-  if (!writes_frames(header_.codec_spec))
-    fail("container codec '{}' does not write wirezip frames", header_.codec_spec);
+  header_.codec_spec = parse_codec_spec(text);
+  if (!header_.codec_spec.writes_frames()) fail("container codec '{}' does not write wirezip frames", text);
 }
 
 void ContainerReader::read_exact(std::vector<std::byte>& out, std::size_t n, std::string_view what) {
@@ -89,11 +88,11 @@ std::optional<ContainerFrame> ContainerReader::next() {
   return frame;
 }
 
-ContainerWriter::ContainerWriter(std::ostream& out, std::string_view codec_spec, std::uint64_t chunk_bytes)
-    : out_(out) {
+ContainerWriter::ContainerWriter(std::ostream& out, const CodecSpec& spec, std::uint64_t chunk_bytes) : out_(out) {
+  const std::string& codec_spec = spec.text();
   if (codec_spec.empty() || codec_spec.size() > kMaxContainerSpec)
     fail("codec spec of {} bytes does not fit the file format (1..{})", codec_spec.size(), kMaxContainerSpec);
-  if (!writes_frames(codec_spec)) fail("codec '{}' does not write wirezip frames; choose a wirezip codec", codec_spec);
+  if (!spec.writes_frames()) fail("codec '{}' does not write wirezip frames; choose a wirezip codec", codec_spec);
   if (chunk_bytes == 0) fail("chunk size 0");
   std::vector<std::byte> fixed(kFixedHeader);
   std::memcpy(fixed.data(), kMagic.data(), kMagic.size());
