@@ -3,7 +3,8 @@
 //
 //   bench_pipeline [--transport=tcp,mem] [--modes=raw,serial,overlap] [--codecs=SPEC,...]
 //                  [--pages=4k,thp] [--chunks=1MiB,...] [--depth=8] [--workers=1]
-//                  [--datasets=SPEC,...] [--serve [--port=P] | --peer=HOST[:PORT]] [--decoder=NAME]
+//                  [--datasets=SPEC,...] [--serve [--port=P] [--serve-decoder=NAME] | --peer=HOST[:PORT]]
+//                  [--decoder=NAME]
 //                  [--cpus=0-3]
 //                  [--benchmark_* flags]
 #include <benchmark/benchmark.h>
@@ -45,7 +46,8 @@ struct Flags {
   std::size_t depth = 8;  // from depth_text, checked
   int workers = 1;        // from workers_text, checked
   std::string depth_text = "8", workers_text = "1";
-  std::string decoder;  // the decoder seam's backend for the receiving side; empty: the specs' own
+  std::string decoder;        // sending side: the backend each --codecs spec asks the receiver for
+  std::string serve_decoder;  // serving side: the backend every case is decoded with, whatever its spec
   std::string cpus;     // --cpus: the whole process runs on these CPUs; empty: no pinning
 };
 
@@ -89,19 +91,32 @@ std::string case_name(rdma::TransportKind t, pipeline::Mode m, const std::string
                      chunk, f.depth, f.workers, label);
 }
 
-// A --serve decoder must be a built backend of some format; each case's codec is checked as it comes.
-void check_decoder(const std::string& name) {
+// A serving side's decoder must be a built backend of some format; each case's codec is checked as
+// it comes. `flag` is the flag it was given with.
+void check_decoder(std::string_view flag, const std::string& name) {
   for (const codecs::DecoderInfo& d : codecs::list_decoders())
     if (d.name == name && d.built) return;
   for (const codecs::DecoderInfo& d : codecs::list_decoders())
-    if (d.name == name) fail("--decoder={}: {}", name, d.library);
-  fail("--decoder={}: no such decoder (bench_codec --list-codecs lists them)", name);
+    if (d.name == name) fail("{}={}: {}", flag, name, d.library);
+  fail("{}={}: no such decoder (bench_codec --list-codecs lists them)", flag, name);
+}
+
+// The serving side's decoder: --serve-decoder, or --decoder given with --serve (its older
+// spelling); empty when not serving or not asked.
+std::string serving_decoder(const Flags& f) {
+  if (!f.link.serve) return "";
+  return f.serve_decoder.empty() ? f.decoder : f.serve_decoder;
 }
 
 // Every flag of the sweep in range; throws one line naming the flag.
 Axes check_axes(const Flags& f) {
   Axes axes;
-  if (!f.decoder.empty()) check_decoder(f.decoder);
+  if (!f.serve_decoder.empty() && !f.link.serve) fail("--serve-decoder={}: needs --serve", f.serve_decoder);
+  if (!f.serve_decoder.empty() && f.link.serve && !f.decoder.empty() && f.decoder != f.serve_decoder)
+    fail("--decoder={} and --serve-decoder={}: with --serve they name the same choice", f.decoder, f.serve_decoder);
+  if (const std::string serving = serving_decoder(f); !serving.empty())
+    check_decoder(f.serve_decoder.empty() ? "--decoder" : "--serve-decoder", serving);
+  if (!f.decoder.empty() && !f.link.serve) check_decoder("--decoder", f.decoder);
   // Loopback: the receiving side in this process grants a case what a server grants by default.
   const auto granted = pipeline::ServeLimits{}.max_timeout.count();
   if (f.link.peer.empty() && !f.link.serve && f.link.timeout_ms > granted)
@@ -115,7 +130,7 @@ Axes check_axes(const Flags& f) {
   for (const std::string& text : flag::list("--codecs", f.codecs)) {
     codecs::CodecSpec spec = codecs::parse_codec_spec(text);  // bad specs fail up front
     // Sending side: ask for the decoder in each spec (the receiver builds its codec from the spec,
-    // so a loopback run, or a server without its own --decoder, decodes with it).
+    // so a loopback run, or a server without its own --serve-decoder, decodes with it).
     axes.codec_specs.push_back(!f.decoder.empty() && !f.link.serve ? spec.with_decoder(f.decoder) : std::move(spec));
   }
   for (const std::string& p : flag::list("--pages", f.pages)) axes.pages.push_back(rdma::parse_page_policy(p));
@@ -153,7 +168,7 @@ int run(int argc, char** argv, const Flags& f) {
   if (f.link.serve) {
     const auto kinds = choose_transports(f.link.transport);
     if (kinds.size() != 1) fail("--serve takes exactly one --transport");
-    const int served = harness::serve_pipelines(kinds.front(), f.link, f.decoder);
+    const int served = harness::serve_pipelines(kinds.front(), f.link, serving_decoder(f));
     fmt::print("bench_pipeline: served {} link(s), done\n", served);
     return 0;
   }
@@ -197,8 +212,11 @@ int main(int argc, char** argv) {
   app.add_option("--workers", f.workers_text, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
   app.add_option("--decoder", f.decoder,
-                 "decoder backend of the receiving side (isal, libdeflate, zlib, lz4, doca): with --serve it "
-                 "overrides each case's spec, otherwise it is set in each --codecs spec");
+                 "sending side: the decoder backend (isal, libdeflate, zlib, lz4, doca) set in each --codecs spec, "
+                 "which the receiver decodes with; given with --serve, it means --serve-decoder");
+  app.add_option("--serve-decoder", f.serve_decoder,
+                 "serving side (--serve): decode every case with this backend, overriding the spec each sender "
+                 "sends (the wire and the chunks' codec tag stay the sender's)");
   app.add_option("--cpus", f.cpus,
                  "run the whole process (codec workers and transport threads alike) on these CPUs, e.g. 0-3 "
                  "or 2,4,6; set before any thread starts, so host_cpus in the context counts them");
