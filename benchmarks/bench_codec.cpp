@@ -36,7 +36,7 @@ using namespace wirezip;
 constexpr std::uint64_t kMaxThreads = 1024;  // far past any host here: a larger count is a typo
 
 struct Config {
-  std::vector<std::string> codecs;
+  std::vector<codecs::CodecSpec> codecs;
   std::vector<std::string> datasets;
   std::vector<std::uint64_t> chunks;
   std::vector<int> threads;
@@ -46,14 +46,14 @@ struct Config {
 Config parse_config(const std::string& codecs, const std::string& datasets, const std::string& chunks,
                     const std::string& threads, const std::string& cpu_list, bool per_tensor) {
   Config config;
-  config.codecs = codecs.empty() ? codecs::default_codec_specs() : flag::list("--codecs", codecs);
+  std::vector<std::string> specs = codecs.empty() ? codecs::default_codec_specs() : flag::list("--codecs", codecs);
   // memcpy is the ceiling every other codec is read against (vs_memcpy), so it is always in a timed
   // run, and first: its rates must be known when the other cases report.
   if (!per_tensor) {
-    std::erase(config.codecs, "memcpy");
-    config.codecs.insert(config.codecs.begin(), "memcpy");
+    std::erase(specs, "memcpy");
+    specs.insert(specs.begin(), "memcpy");
   }
-  for (const std::string& spec : config.codecs) codecs::make_codec(spec);  // reject bad specs up front
+  for (const std::string& spec : specs) config.codecs.push_back(codecs::parse_codec_spec(spec));  // bad ones fail now
   config.datasets = flag::spec_list("--datasets", datasets);
   config.chunks = flag::sizes("--chunks", chunks, 1);
   const std::vector<int> allowed = cpus::allowed();
@@ -71,6 +71,10 @@ void print_codec_list() {
   fmt::print("{:<38} {:<28} {}\n", "spec", "library", "what it is");
   for (const codecs::CodecInfo& info : codecs::list_codecs())
     fmt::print("{:<38} {:<28} {}\n", info.spec, info.library, info.description);
+  // The codec table itself: every form with its options' ranges and defaults.
+  fmt::print("\n{:<62} {:<17} {:<28} {}\n", "form", "role", "library", "decoder= backends");
+  for (const codecs::CodecForm& row : codecs::codec_forms())
+    fmt::print("{:<62} {:<17} {:<28} {}\n", row.form, row.role, row.library, fmt::join(row.decoders, ", "));
   // The decoder seam: who can decode the standard streams in lz4, igzip and deflate planes.
   fmt::print("\n{:<12} {:<8} {}\n", "decoder=", "format", "library");
   std::vector<std::string> missing;
@@ -126,14 +130,14 @@ void register_cases(const Config& config, const std::deque<datasets::Dataset>& d
       const auto format = float_format(dataset.element_width);
       const double exponent_bound = format ? codecs::exponent_bound_ratio(dataset.bytes, *format, chunk) : NAN;
       const double value_bound = dataset.element_width == 2 ? codecs::value_bound_ratio(dataset.bytes, chunk) : NAN;
-      for (const std::string& spec : config.codecs) {
+      for (const codecs::CodecSpec& spec : config.codecs) {
         for (auto direction : {harness::Direction::compress, harness::Direction::decompress}) {
           harness::CodecCase c{.codec_spec = spec, .dataset = &dataset, .chunk_bytes = chunk,
                                .direction = direction, .entropy_bound_ratio = bound,
                                .exponent_bound_ratio = exponent_bound, .value_bound_ratio = value_bound,
                                .ceiling = ceiling, .cpus = config.cpus};
           auto* bench = harness::register_case(
-              case_name(spec, dataset.spec, chunk, direction),
+              case_name(spec.text(), dataset.spec, chunk, direction),
               [c](benchmark::State& state) { harness::run_codec_case(state, c); });
           bench->UseManualTime();  // the wall time of all threads, see harness::IterationWallClock
           for (int t : config.threads) bench->Threads(t);
@@ -160,7 +164,7 @@ int main(int argc, char** argv) {
                  "(or in --cpus), that count included")->capture_default_str();
   app.add_option("--cpus", cpu_list, "pin thread i to the i-th CPU of this list, modulo its length (e.g. 0-15 or "
                  "2,4,6); each CPU must be one this process may run on");
-  app.add_flag("--list-codecs", list_codecs, "print every codec spec with its library version and exit");
+  app.add_flag("--list-codecs", list_codecs, "print representative specs, the codec table (forms, options, libraries) and the decoders, then exit");
   app.add_flag("--per-tensor", per_tensor,
                "instead of timed cases: ratio and bounds of each tensor of safetensors data sets, as JSON");
   app.add_option("--per-tensor-out", per_tensor_out, "--per-tensor: the JSON file (- for stdout)")->capture_default_str();

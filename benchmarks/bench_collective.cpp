@@ -44,7 +44,7 @@ struct Flags {
 // The flags, checked the same way on every rank before any rank talks to another.
 struct Config {
   std::vector<collective::Op> ops;
-  std::vector<std::string> codecs;  // memcpy first: the ceiling
+  std::vector<codecs::CodecSpec> codecs;  // memcpy first: the ceiling
   std::vector<std::size_t> sizes;   // requested; each case uses the layout's whole shards
   std::size_t chunk = 0;
 };
@@ -61,10 +61,11 @@ Config validate(const Flags& f, int ranks) {
     fail("--dataset={}: expected synthetic:KIND without size or seed (each rank's seed is its rank + 1)", f.dataset);
   Config config;
   for (const std::string& op : flag::list("--ops", f.ops)) config.ops.push_back(collective::parse_op(op));
-  config.codecs = {"memcpy"};
-  for (const std::string& spec : flag::list("--codecs", f.codecs)) {
-    codecs::make_codec(spec);  // a bad spec fails before any case runs
-    if (std::find(config.codecs.begin(), config.codecs.end(), spec) == config.codecs.end()) config.codecs.push_back(spec);
+  config.codecs = {codecs::parse_codec_spec("memcpy")};
+  for (const std::string& text : flag::list("--codecs", f.codecs)) {
+    codecs::CodecSpec spec = codecs::parse_codec_spec(text);  // a bad spec fails before any case runs
+    if (std::find(config.codecs.begin(), config.codecs.end(), spec) == config.codecs.end())
+      config.codecs.push_back(std::move(spec));
   }
   try {
     config.chunk = parse_size(f.chunk);
@@ -84,18 +85,18 @@ void register_cases(harness::CollectiveRun& run, const Config& config, const std
   for (collective::Op op : config.ops)
     for (std::size_t size : config.sizes) {
       const std::size_t bytes = collective::Layout::make(size, run.ranks, config.chunk).total_bytes();
-      auto add = [&](harness::CollectiveImpl impl, const std::string& codec) {
+      auto add = [&](harness::CollectiveImpl impl, const codecs::CodecSpec& codec) {
         const std::string name = fmt::format("collective/{}/{}/{}/size:{}/ranks:{}{}", collective::op_name(op),
-                                             harness::impl_name(impl), codec.empty() ? "none" : codec, bytes, run.ranks,
+                                             harness::impl_name(impl), codec.empty() ? "none" : codec.text(), bytes, run.ranks,
                                              impl == harness::CollectiveImpl::ring ? suffix : "");
         harness::CollectiveCase c{&run, op, impl, codec, size};
         harness::register_case(name, [c](benchmark::State& state) { harness::run_collective_case(state, c); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
       };
-      add(harness::CollectiveImpl::ring, "");
-      for (const std::string& codec : config.codecs) add(harness::CollectiveImpl::ring, codec);
-      add(harness::CollectiveImpl::mpi, "");
+      add(harness::CollectiveImpl::ring, codecs::CodecSpec());
+      for (const codecs::CodecSpec& codec : config.codecs) add(harness::CollectiveImpl::ring, codec);
+      add(harness::CollectiveImpl::mpi, codecs::CodecSpec());
     }
 }
 

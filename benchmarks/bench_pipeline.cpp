@@ -3,7 +3,8 @@
 //
 //   bench_pipeline [--transport=tcp,mem] [--modes=raw,serial,overlap] [--codecs=SPEC,...]
 //                  [--pages=4k,thp] [--chunks=1MiB,...] [--depth=8] [--workers=1]
-//                  [--datasets=SPEC,...] [--serve [--port=P] | --peer=HOST[:PORT]] [--decoder=NAME]
+//                  [--datasets=SPEC,...] [--serve [--port=P] [--serve-decoder=NAME] | --peer=HOST[:PORT]]
+//                  [--decoder=NAME]
 //                  [--cpus=0-3]
 //                  [--benchmark_* flags]
 #include <benchmark/benchmark.h>
@@ -44,7 +45,8 @@ struct Flags {
   std::size_t depth = 8;  // from depth_text, checked
   int workers = 1;        // from workers_text, checked
   std::string depth_text = "8", workers_text = "1";
-  std::string decoder;  // the decoder seam's backend for the receiving side; empty: the specs' own
+  std::string decoder;        // sending side: the backend each --codecs spec asks the receiver for
+  std::string serve_decoder;  // serving side: the backend every case is decoded with, whatever its spec
   std::string cpus;     // --cpus: the whole process runs on these CPUs; empty: no pinning
 };
 
@@ -64,7 +66,7 @@ std::string pin_process(const std::string& text) {
 struct Axes {
   std::vector<rdma::TransportKind> transports;
   std::vector<pipeline::Mode> modes;
-  std::vector<std::string> codec_specs;
+  std::vector<codecs::CodecSpec> codec_specs;
   std::vector<rdma::PagePolicy> pages;
   std::vector<std::uint64_t> chunks;
   std::vector<std::string> datasets;
@@ -79,20 +81,33 @@ std::string case_name(rdma::TransportKind t, pipeline::Mode m, const std::string
                      chunk, f.depth, f.workers, label);
 }
 
-// A --serve decoder must be a built backend of some format; each case's codec is checked as it comes.
-void check_decoder(const std::string& name) {
+// A serving side's decoder must be a built backend of some format; each case's codec is checked as
+// it comes. `flag` is the flag it was given with.
+void check_decoder(std::string_view flag, const std::string& name) {
   for (const codecs::DecoderInfo& d : codecs::list_decoders())
     if (d.name == name && d.built) return;
   for (const codecs::DecoderInfo& d : codecs::list_decoders())
-    if (d.name == name) fail("--decoder={}: {}", name, d.library);
-  fail("--decoder={}: no such decoder (bench_codec --list-codecs lists them)", name);
+    if (d.name == name) fail("{}={}: {}", flag, name, d.library);
+  fail("{}={}: no such decoder (bench_codec --list-codecs lists them)", flag, name);
+}
+
+// The serving side's decoder: --serve-decoder, or --decoder given with --serve (its older
+// spelling); empty when not serving or not asked.
+std::string serving_decoder(const Flags& f) {
+  if (!f.link.serve) return "";
+  return f.serve_decoder.empty() ? f.decoder : f.serve_decoder;
 }
 
 // Every flag of the sweep in range; throws one line naming the flag.
 Axes check_axes(const Flags& f) {
   Axes axes;
   axes.transports = f.link.transports({rdma::TransportKind::tcp, rdma::TransportKind::mem}).kinds;
-  if (!f.decoder.empty()) check_decoder(f.decoder);
+  if (!f.serve_decoder.empty() && !f.link.serve) fail("--serve-decoder={}: needs --serve", f.serve_decoder);
+  if (!f.serve_decoder.empty() && f.link.serve && !f.decoder.empty() && f.decoder != f.serve_decoder)
+    fail("--decoder={} and --serve-decoder={}: with --serve they name the same choice", f.decoder, f.serve_decoder);
+  if (const std::string serving = serving_decoder(f); !serving.empty())
+    check_decoder(f.serve_decoder.empty() ? "--decoder" : "--serve-decoder", serving);
+  if (!f.decoder.empty() && !f.link.serve) check_decoder("--decoder", f.decoder);
   // Loopback: the receiving side in this process grants a case what a server grants by default.
   const auto granted = pipeline::ServeLimits{}.max_timeout.count();
   if (f.link.peer.empty() && !f.link.serve && f.link.timeout_ms > granted)
@@ -103,12 +118,12 @@ Axes check_axes(const Flags& f) {
     axes.modes.insert(axes.modes.begin(), pipeline::Mode::raw);
   std::stable_partition(axes.modes.begin(), axes.modes.end(),
                         [](pipeline::Mode m) { return m == pipeline::Mode::raw; });
-  axes.codec_specs = flag::list("--codecs", f.codecs);
-  for (const std::string& spec : axes.codec_specs) codecs::make_codec(spec);  // bad specs fail up front
-  // Sending side: ask for the decoder in each spec (the receiver builds its codec from the spec,
-  // so a loopback run, or a server without its own --decoder, decodes with it).
-  if (!f.decoder.empty() && !f.link.serve)
-    for (std::string& spec : axes.codec_specs) codecs::make_codec(spec = codecs::with_decoder(spec, f.decoder));
+  for (const std::string& text : flag::list("--codecs", f.codecs)) {
+    codecs::CodecSpec spec = codecs::parse_codec_spec(text);  // bad specs fail up front
+    // Sending side: ask for the decoder in each spec (the receiver builds its codec from the spec,
+    // so a loopback run, or a server without its own --serve-decoder, decodes with it).
+    axes.codec_specs.push_back(!f.decoder.empty() && !f.link.serve ? spec.with_decoder(f.decoder) : std::move(spec));
+  }
   for (const std::string& p : flag::list("--pages", f.pages)) axes.pages.push_back(rdma::parse_page_policy(p));
   axes.chunks = flag::sizes("--chunks", f.chunks, 1);
   axes.datasets = flag::spec_list("--datasets", f.datasets);
@@ -125,14 +140,14 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& a
       for (std::uint64_t chunk : chunks)
         for (const datasets::Dataset& dataset : data)
           for (pipeline::Mode mode : modes)
-            for (const std::string& spec : codec_specs) {
+            for (const codecs::CodecSpec& spec : codec_specs) {
               if (mode == pipeline::Mode::raw && spec != codec_specs.front()) continue;  // one raw case
               // Raw moves no codec's frames: it gets a link of its own size, not the first codec's.
-              const std::string codec = mode == pipeline::Mode::raw ? "" : spec;
+              const codecs::CodecSpec codec = mode == pipeline::Mode::raw ? codecs::CodecSpec() : spec;
               harness::PipelineCase c{&links, seed++, transport, policy,
                                       pipeline::Config{mode, codec, chunk, f.depth, f.workers, links.base.timeout},
                                       &dataset};
-              harness::register_case(case_name(transport, mode, spec, policy, chunk, f, dataset.spec),
+              harness::register_case(case_name(transport, mode, spec.text(), policy, chunk, f, dataset.spec),
                                            [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
                   ->UseManualTime()
                   ->Unit(benchmark::kMillisecond);
@@ -143,7 +158,7 @@ int run(int argc, char** argv, const Flags& f) {
   const Axes axes = check_axes(f);
   if (f.link.serve) {
     if (axes.transports.size() != 1) fail("--serve takes exactly one --transport");
-    const int served = harness::serve_pipelines(axes.transports.front(), f.link, f.decoder);
+    const int served = harness::serve_pipelines(axes.transports.front(), f.link, serving_decoder(f));
     fmt::print("bench_pipeline: served {} link(s), done\n", served);
     return 0;
   }
@@ -187,8 +202,11 @@ int main(int argc, char** argv) {
   app.add_option("--workers", f.workers_text, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
   app.add_option("--decoder", f.decoder,
-                 "decoder backend of the receiving side (isal, libdeflate, zlib, lz4, doca): with --serve it "
-                 "overrides each case's spec, otherwise it is set in each --codecs spec");
+                 "sending side: the decoder backend (isal, libdeflate, zlib, lz4, doca) set in each --codecs spec, "
+                 "which the receiver decodes with; given with --serve, it means --serve-decoder");
+  app.add_option("--serve-decoder", f.serve_decoder,
+                 "serving side (--serve): decode every case with this backend, overriding the spec each sender "
+                 "sends (the wire and the chunks' codec tag stay the sender's)");
   app.add_option("--cpus", f.cpus,
                  "run the whole process (codec workers and transport threads alike) on these CPUs, e.g. 0-3 "
                  "or 2,4,6; set before any thread starts, so host_cpus in the context counts them");

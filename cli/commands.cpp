@@ -9,7 +9,6 @@
 
 #include "files.hpp"
 #include "wirezip/codecs/container.hpp"
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::cli {
@@ -50,9 +49,9 @@ json frame_json(const codecs::ContainerFrame& frame) {
 
 }  // namespace
 
-void compress(const std::string& codec_spec, std::uint64_t chunk, const std::string& in_path, const std::string& out_path,
-              const OutputOptions& options) {
-  auto codec = codecs::make_codec(codec_spec);
+void compress(const codecs::CodecSpec& codec_spec, std::uint64_t chunk, const std::string& in_path,
+              const std::string& out_path, const OutputOptions& options) {
+  auto codec = codec_spec.make();
   Input in(in_path);
   Output out(out_path, options.force, in);
   try {
@@ -82,8 +81,8 @@ void decompress(const std::string& decoder, const std::string& in_path, const st
   Output out(out_path, options.force, in);
   about(in, [&] {
     ContainerReader reader(in.stream(), {.max_original = options.max_output, .max_original_name = "--max-output"});
-    const std::string& spec = reader.header().codec_spec;
-    auto codec = codecs::make_codec(decoder.empty() ? spec : codecs::with_decoder(spec, decoder));
+    const codecs::CodecSpec& spec = reader.header().codec_spec;
+    auto codec = (decoder.empty() ? spec : spec.with_decoder(decoder)).make();
     std::vector<std::byte> restored;
     while (auto frame = reader.next()) {
       restored.resize(frame->header.original_size);
@@ -109,7 +108,7 @@ void inspect(const std::string& in_path, bool as_json) {
       frames.push_back(frame_json(*frame));
       stored += frame->bytes.size();
     }
-    report = {{"container_version", codecs::kContainerVersion}, {"codec", reader.header().codec_spec},
+    report = {{"container_version", codecs::kContainerVersion}, {"codec", reader.header().codec_spec.text()},
               {"chunk_bytes", reader.header().chunk_bytes},      {"frame_count", reader.frames_read()},
               {"original_bytes", reader.original_bytes()},       {"frame_bytes", stored},
               {"frames", frames}};

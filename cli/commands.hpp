@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "wirezip/codecs/codec_spec.hpp"
+
 namespace wirezip::cli {
 
 // What every command that writes a file takes (files.hpp says what `force` allows).
@@ -16,7 +18,7 @@ struct OutputOptions {
 };
 
 // IN -> OUT ("-": stdin, stdout) as a container of frames, one per `chunk` bytes of input.
-void compress(const std::string& codec_spec, std::uint64_t chunk, const std::string& in, const std::string& out,
+void compress(const codecs::CodecSpec& codec_spec, std::uint64_t chunk, const std::string& in, const std::string& out,
               const OutputOptions& options);
 // The exact inverse; `decoder` (non-empty) overrides the decoder option of the file's codec spec.
 void decompress(const std::string& decoder, const std::string& in, const std::string& out,

@@ -89,11 +89,13 @@ int main(int argc, char** argv) {
   inspect->add_option("OUT", out, "with --extract-plane: output file, or - for stdout");
 
   std::uint64_t chunk_bytes = 0, plane = 0;
+  codecs::CodecSpec codec_spec;
   try {
     app.parse(argc, argv);
     if (compress->parsed()) {
       chunk_bytes = flag::size("--chunk", chunk, 1, codecs::ContainerLimits{}.max_chunk);
-      if (!codecs::writes_frames(codec)) fail("--codec: '{}' does not write wirezip frames; choose a wirezip codec", codec);
+      codec_spec = codecs::parse_codec_spec(codec);
+      if (!codec_spec.writes_frames()) fail("--codec: '{}' does not write wirezip frames; choose a wirezip codec", codec);
     }
     if (decompress->parsed() || inspect->parsed())
       output_options.max_output = flag::size("--max-output", max_output, 1);
@@ -112,7 +114,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (compress->parsed()) cli::compress(codec, chunk_bytes, in, out, output_options);
+    if (compress->parsed()) cli::compress(codec_spec, chunk_bytes, in, out, output_options);
     if (decompress->parsed()) cli::decompress(decoder, in, out, output_options);
     if (inspect->parsed())
       plane_text.empty() ? cli::inspect(in, json) : cli::extract_plane(plane, in, out, output_options);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "codec_test_data.hpp"
+#include "error_of.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/frame.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -168,6 +169,51 @@ TEST(Codecs, ListsEveryFamilyWithAVersion) {
   auto defaults = default_codec_specs();
   EXPECT_EQ(defaults.front(), "memcpy");
   EXPECT_NE(std::find(defaults.begin(), defaults.end(), std::string(kBestCodecSpec)), defaults.end());
+}
+
+TEST(CodecSpec, ParsedOnceThenCarriedAsAValue) {
+  const CodecSpec spec = parse_codec_spec("bytegroup:split=exponent+ans:context=exponent");
+  EXPECT_EQ(spec.text(), "bytegroup:split=exponent+ans:context=exponent");  // byte for byte, for the wire
+  EXPECT_EQ(spec.make()->spec(), spec.text());
+  EXPECT_EQ(spec.max_compressed_size(1 << 20), spec.make()->max_compressed_size(1 << 20));
+  EXPECT_TRUE(spec.writes_frames());
+  EXPECT_FALSE(parse_codec_spec("blosc:bitshuffle+lz4").writes_frames());
+  EXPECT_TRUE(CodecSpec().empty());
+  EXPECT_THROW(CodecSpec().make(), Error);
+  // Defaults are resolved once, from the table: bytegroup's width follows the split's format.
+  const CodecSpec fp32 = parse_codec_spec("bytegroup:split=exponent:format=fp32+huff");
+  EXPECT_EQ(fp32.stages()[0].number("width"), 4);
+  EXPECT_EQ(parse_codec_spec("bytegroup+deflate").stages()[1].choice("decoder"), "isal");
+}
+
+TEST(CodecSpec, TextIsHeldToLimitsBeforeTheTable) {
+  EXPECT_NE(testing::error_of([] { parse_codec_spec(std::string(kMaxCodecSpecText + 1, 'a')); }).find("at most 256"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([] { parse_codec_spec("lz4\x01"); }).find("not printable"), std::string::npos);
+  EXPECT_NE(testing::error_of([] { parse_codec_spec("zstd:level=99"); }).find("level=99 must be an integer in ["),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([] { parse_codec_spec("bytegroup+lz4:decoder=zlib"); }).find("unknown lz4 decoder 'zlib'"),
+            std::string::npos);
+}
+
+TEST(CodecSpec, FormsAndListingComeFromTheTable) {
+  const std::string forms = valid_codec_forms();
+  for (const char* form : {"memcpy", "bytegroup[:width=1..16][:split=bytes|exponent][:format=bf16|fp16|fp32][+CODER]",
+                           "blosc:{noshuffle|shuffle|bitshuffle}[:width=1..16]+{lz4|lz4hc|zstd|blosclz|zlib}[:level=0..9]",
+                           "igzip[:level=0..3][:decoder=isal|libdeflate|zlib]", "ans[:context=exponent]", "huff"})
+    EXPECT_NE(forms.find(form), std::string::npos) << form << " not in " << forms;
+  bool deflate_listed = false;
+  for (const CodecForm& row : codec_forms()) {
+    EXPECT_FALSE(row.library.empty()) << row.form;
+    if (row.form.starts_with("deflate")) {
+      deflate_listed = true;
+      EXPECT_EQ(row.form, "deflate[:decoder=isal|libdeflate|zlib, default isal]");
+      EXPECT_NE(std::find(row.decoders.begin(), row.decoders.end(), "zlib"), row.decoders.end());
+    }
+  }
+  EXPECT_TRUE(deflate_listed);
+  for (const char* key : {"wirezip", "xxhash", "lz4", "zstd", "htscodecs", "isa-l", "zlib", "libdeflate", "blosc"})
+    EXPECT_FALSE(library_versions().at(key).empty()) << key;
 }
 
 TEST(Entropy, KnownDistributions) {

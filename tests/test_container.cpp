@@ -17,7 +17,7 @@ namespace {
 std::string make_file(const std::string& spec, std::size_t chunk, std::span<const std::byte> input) {
   std::ostringstream out;
   auto codec = make_codec(spec);
-  ContainerWriter writer(out, spec, chunk);
+  ContainerWriter writer(out, parse_codec_spec(spec), chunk);
   std::vector<std::byte> frame(codec->max_compressed_size(chunk));
   for (std::size_t at = 0; at < input.size(); at += chunk) {
     const auto piece = input.subspan(at, std::min(chunk, input.size() - at));
@@ -31,7 +31,7 @@ std::string make_file(const std::string& spec, std::size_t chunk, std::span<cons
 std::vector<std::byte> read_all(const std::string& file, ContainerLimits limits = {}) {
   std::istringstream in(file);
   ContainerReader reader(in, limits);
-  auto codec = make_codec(reader.header().codec_spec);
+  auto codec = reader.header().codec_spec.make();
   std::vector<std::byte> out;
   while (auto frame = reader.next()) {
     std::vector<std::byte> piece(frame->header.original_size);
@@ -114,7 +114,7 @@ TEST(Container, OnlyTheLastFrameMayBeShort) {
   const auto input = testing::codec_inputs(10'000)[0].bytes;
   std::ostringstream out;
   auto codec = make_codec("lz4");
-  ContainerWriter writer(out, "lz4", 4096);
+  ContainerWriter writer(out, parse_codec_spec("lz4"), 4096);
   std::vector<std::byte> frame(codec->max_compressed_size(4096));
   for (std::size_t size : {std::size_t{1000}, std::size_t{4096}}) {  // short first, then full
     writer.write_frame(std::span(frame).first(codec->compress(std::span(input).first(size), frame)), size);
@@ -139,9 +139,9 @@ TEST(Container, OriginalBytesAreCappedBeforeTheFrameIsReturned) {
 
 TEST(Container, WriterRefusesWhatTheFormatCannotHold) {
   std::ostringstream out;
-  EXPECT_THROW(ContainerWriter(out, "blosc:shuffle+lz4", 1024), Error);
-  EXPECT_THROW(ContainerWriter(out, "bytegroup+deflate", 0), Error);
-  EXPECT_THROW(ContainerWriter(out, std::string(300, 'a'), 1024), Error);
+  EXPECT_THROW(ContainerWriter(out, parse_codec_spec("blosc:shuffle+lz4"), 1024), Error);
+  EXPECT_THROW(ContainerWriter(out, parse_codec_spec("bytegroup+deflate"), 0), Error);
+  EXPECT_THROW(ContainerWriter(out, CodecSpec(), 1024), Error);
 }
 
 }  // namespace

@@ -100,7 +100,7 @@ TEST(Deflate, EveryDecoderRestoresEveryFrameAndZlibDecodesEveryPlane) {
       }
       for (const std::string& decoder : kInflaters) {
         SCOPED_TRACE("decoder=" + decoder);
-        auto codec = make_codec(with_decoder(spec, decoder));
+        auto codec = parse_codec_spec(spec).with_decoder(decoder).make();
         std::vector<std::byte> out(input.bytes.size() + 16, std::byte{0x5a});
         ASSERT_EQ(codec->decompress(frame, std::span(out).first(input.bytes.size())), input.bytes.size());
         ASSERT_TRUE(std::equal(input.bytes.begin(), input.bytes.end(), out.begin()));
@@ -231,14 +231,17 @@ TEST(ConstantPlanes, CostOneBytePerPlaneWithEveryCoder) {
 }
 
 TEST(DecoderSeam, SpecOptionsAndOverrides) {
-  EXPECT_EQ(with_decoder("bytegroup+deflate", "zlib"), "bytegroup+deflate:decoder=zlib");
-  EXPECT_EQ(with_decoder("bytegroup:width=4+deflate:decoder=isal", "libdeflate"),
+  const auto decoded_by = [](const char* spec, const char* decoder) {
+    return parse_codec_spec(spec).with_decoder(decoder).text();
+  };
+  EXPECT_EQ(decoded_by("bytegroup+deflate", "zlib"), "bytegroup+deflate:decoder=zlib");
+  EXPECT_EQ(decoded_by("bytegroup:width=4+deflate:decoder=isal", "libdeflate"),
             "bytegroup:width=4+deflate:decoder=libdeflate");
-  EXPECT_EQ(with_decoder("lz4:accel=4", "lz4"), "lz4:accel=4:decoder=lz4");
-  EXPECT_EQ(with_decoder("bytegroup+igzip:level=1", "zlib"), "bytegroup+igzip:level=1:decoder=zlib");
+  EXPECT_EQ(decoded_by("lz4:accel=4", "lz4"), "lz4:accel=4:decoder=lz4");
+  EXPECT_EQ(decoded_by("bytegroup+igzip:level=1", "zlib"), "bytegroup+igzip:level=1:decoder=zlib");
   for (const char* spec : {"bytegroup+huff", "memcpy", "bytegroup", "zstd:level=1", "blosc:bitshuffle+lz4"})
-    EXPECT_THROW(with_decoder(spec, "zlib"), Error) << spec;
-  EXPECT_THROW(with_decoder("bytegroup+lz4", "zlib"), Error);  // zlib decodes no LZ4
+    EXPECT_THROW(decoded_by(spec, "zlib"), Error) << spec;
+  EXPECT_THROW(decoded_by("bytegroup+lz4", "zlib"), Error);  // zlib decodes no LZ4
   EXPECT_THROW(make_codec("bytegroup+deflate:decoder=nope"), Error);
   try {
     make_codec("bytegroup+deflate:decoder=nope");

@@ -8,8 +8,8 @@
 #include <optional>
 #include <random>
 
-#include "../codecs/src/huff_kernels.hpp"
-#include "../codecs/src/plane_coder.hpp"
+#include "coders/huff_kernels.hpp"
+#include "coders/plane_coder.hpp"
 #include "codec_test_data.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/datasets/dataset.hpp"

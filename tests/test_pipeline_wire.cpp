@@ -2,6 +2,8 @@
 // and sizes, each field checked against the reading side's limits with overflow-checked sizes.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "wirezip/util/error.hpp"
@@ -9,6 +11,8 @@
 
 namespace wirezip::pipeline {
 namespace {
+
+using codecs::parse_codec_spec;
 
 struct Field {
   std::size_t offset, bytes;
@@ -22,21 +26,27 @@ std::vector<std::byte> case_bytes(const Config& config, std::size_t data_bytes) 
   return out;
 }
 
+// The record with its codec spec's text replaced by `text` of the same length, as a peer may send.
+std::vector<std::byte> with_spec_text(std::vector<std::byte> record, std::string_view text) {
+  std::memcpy(record.data() + record.size() - text.size(), text.data(), text.size());
+  return record;
+}
+
 void poke(std::vector<std::byte>& bytes, const Field& field) {
   for (std::size_t i = 0; i < field.bytes; ++i) bytes[field.offset + i] = std::byte((field.value >> (8 * i)) & 0xff);
 }
 
 TEST(CaseRecord, AValidRecordRoundTrips) {
-  const Config config{Mode::overlap, "bytegroup+lz4", 1 << 16, 4, 1, std::chrono::milliseconds(5000)};
+  const Config config{Mode::overlap, parse_codec_spec("bytegroup+lz4"), 1 << 16, 4, 1, std::chrono::milliseconds(5000)};
   const auto bytes = case_bytes(config, 1 << 20);
   const wire::CaseRecord record = wire::read_case(bytes, ServeLimits{}, 64 << 20);
   EXPECT_EQ(record.data_bytes, 1u << 20);
-  EXPECT_EQ(record.config.codec_spec, "bytegroup+lz4");
+  EXPECT_EQ(record.config.codec_spec.text(), "bytegroup+lz4");
   EXPECT_EQ(record.config.depth, 4u);
 }
 
 TEST(CaseRecord, EveryFieldOutsideTheReceiversLimitsIsNamed) {
-  const Config config{Mode::overlap, "lz4", 1 << 16, 4, 1, std::chrono::milliseconds(5000)};
+  const Config config{Mode::overlap, parse_codec_spec("lz4"), 1 << 16, 4, 1, std::chrono::milliseconds(5000)};
   ServeLimits limits;
   limits.max_workers = 2;
   limits.max_timeout = std::chrono::milliseconds(60'000);
@@ -60,20 +70,20 @@ TEST(CaseRecord, EveryFieldOutsideTheReceiversLimitsIsNamed) {
 }
 
 TEST(CaseRecord, SizesThatDoNotFitTheLinkOrTheRegistryAreRefused) {
-  Config config{Mode::overlap, "lz4", 1 << 20, 256, 1, std::chrono::milliseconds(5000)};
+  Config config{Mode::overlap, parse_codec_spec("lz4"), 1 << 20, 256, 1, std::chrono::milliseconds(5000)};
   EXPECT_THROW(wire::read_case(case_bytes(config, 32 << 20), ServeLimits{}, 64 << 20), Error);  // 256 slots of 1 MiB
   config.depth = 2;
-  config.codec_spec = "lz5";
-  EXPECT_THROW(wire::read_case(case_bytes(config, 1 << 20), ServeLimits{}, 64 << 20), Error);
-  config.codec_spec = "lz4\x01";
-  EXPECT_THROW(wire::read_case(case_bytes(config, 1 << 20), ServeLimits{}, 64 << 20), Error);
+  // A peer's spec text: unknown, or not printable.
+  EXPECT_THROW(wire::read_case(with_spec_text(case_bytes(config, 1 << 20), "lz5"), ServeLimits{}, 64 << 20), Error);
+  config.codec_spec = parse_codec_spec("huff");
+  EXPECT_THROW(wire::read_case(with_spec_text(case_bytes(config, 1 << 20), "lz4\x01"), ServeLimits{}, 64 << 20), Error);
   config.mode = Mode::serial;
-  config.codec_spec = "";
+  config.codec_spec = codecs::CodecSpec();
   EXPECT_THROW(wire::read_case(case_bytes(config, 1 << 20), ServeLimits{}, 64 << 20), Error);
 }
 
 TEST(Sizes, ArithmeticThatWouldWrapIsAnError) {
-  const Config config{Mode::raw, "", 1 << 20, 256, 1, std::chrono::milliseconds(5000)};
+  const Config config{Mode::raw, codecs::CodecSpec(), 1 << 20, 256, 1, std::chrono::milliseconds(5000)};
   EXPECT_THROW(link_buffer_bytes(config, ~std::size_t{0} - 10), Error);
   EXPECT_THROW(slots_offset(~std::size_t{0}), Error);
   EXPECT_EQ(wire::chunk_count(10, 4), 3u);

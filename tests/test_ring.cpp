@@ -74,8 +74,9 @@ std::vector<std::unique_ptr<LinkChannel>> ring_of_links(rdma::TransportKind kind
   return channels;
 }
 
-RingOptions options(std::string codec, std::size_t depth, std::chrono::milliseconds timeout) {
-  return {.codec = std::move(codec), .depth = depth, .timeout = timeout};
+RingOptions options(const std::string& codec, std::size_t depth, std::chrono::milliseconds timeout) {
+  return {.codec = codec.empty() ? codecs::CodecSpec() : codecs::parse_codec_spec(codec), .depth = depth,
+          .timeout = timeout};
 }
 
 // What one rank ends with after the three collectives.

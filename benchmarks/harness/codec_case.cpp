@@ -10,7 +10,6 @@
 
 #include "instruction_counter.hpp"
 #include "repeated_case.hpp"
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -203,7 +202,7 @@ void run_codec_case(benchmark::State& state, const CodecCase& config) {
   // Both directions start from real frames: the decompress case times exactly these.
   bool ok = guarded(state, [&] {
     pin(config.cpus, state.thread_index());
-    codec = codecs::make_codec(config.codec_spec);
+    codec = config.codec_spec.make();
     mine = chunks_for_thread(config, *codec, state.thread_index(), threads);
     restored.resize(mine.original_bytes);
     compress_all(*codec, mine);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/datasets/dataset.hpp"
 
 namespace wirezip::harness {
@@ -72,7 +73,7 @@ class MemcpyCeiling {
 };
 
 struct CodecCase {
-  std::string codec_spec;
+  codecs::CodecSpec codec_spec;
   const datasets::Dataset* dataset = nullptr;
   std::size_t chunk_bytes = 0;
   Direction direction = Direction::compress;
@@ -82,7 +83,7 @@ struct CodecCase {
   double value_bound_ratio = 0;
   std::shared_ptr<MemcpyCeiling> ceiling;  // shared by every case of the run; null: no vs_memcpy
 
-  bool is_memcpy() const { return codec_spec == "memcpy"; }
+  bool is_memcpy() const { return codec_spec.text() == "memcpy"; }
   // What makes two cases' rates comparable: data set, chunk size, direction and thread count.
   std::string ceiling_key(int threads) const;
   std::vector<int> cpus;  // --cpus: thread i runs on cpus[i % size]; empty: wherever the kernel puts it

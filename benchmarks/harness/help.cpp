@@ -23,7 +23,7 @@ void add_help_footer(CLI::App& app, std::string_view example) {
   static const std::set<std::string> where{
       "--transport", "--device", "--qps", "--timeout-ms", "--serve", "--port", "--bind", "--idle-s", "--max-buffer",
       "--allow-pages", "--max-timeout-ms", "--secret-file", "--peer", "--mpi", "--pairing", "--one-pair-at-a-time",
-      "--mpi-wait-s", "--cpus", "--decoder"};
+      "--mpi-wait-s", "--cpus", "--decoder", "--serve-decoder"};
   static const std::set<std::string> output{"--per-tensor-out", "--list-codecs", "--list-devices"};
   for (CLI::Option* option : app.get_options()) {
     const std::string name = option->get_name();

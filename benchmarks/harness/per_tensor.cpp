@@ -8,7 +8,7 @@
 
 #include "context.hpp"
 #include "wirezip/codecs/entropy.hpp"
-#include "wirezip/codecs/registry.hpp"
+#include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/datasets/dataset.hpp"
 #include "wirezip/datasets/safetensors.hpp"
 #include "wirezip/util/checked.hpp"
@@ -90,7 +90,7 @@ json add_records(const PerTensorConfig& config, const std::string& spec, RecordW
                   {"dataset_sha256:" + spec, datasets::sha256_hex(selection.bf16)}};
 
   std::vector<std::unique_ptr<codecs::Codec>> codecs;
-  for (const std::string& c : config.codecs) codecs.push_back(codecs::make_codec(c));
+  for (const codecs::CodecSpec& c : config.codecs) codecs.push_back(c.make());
   std::vector<std::byte> frame, restored;
   std::size_t offset = 0;
   for (std::size_t index : selection.selected) {
@@ -139,7 +139,7 @@ void check_per_tensor_datasets(const std::vector<std::string>& datasets) {
 std::uint64_t write_per_tensor_records(const PerTensorConfig& config, const json& context, std::ostream& out) {
   json all = context;
   for (const auto& [key, value] : host_facts()) all[key] = value;
-  all["codecs"] = config.codecs;
+  for (const codecs::CodecSpec& c : config.codecs) all["codecs"].push_back(c.text());
   all["chunks"] = config.chunks;
   out << "{\"tensors\": [";
   RecordWriter writer(out);

@@ -19,10 +19,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wirezip/codecs/codec_spec.hpp"
+
 namespace wirezip::harness {
 
 struct PerTensorConfig {
-  std::vector<std::string> codecs;
+  std::vector<codecs::CodecSpec> codecs;
   std::vector<std::uint64_t> chunks;
   std::vector<std::string> datasets;  // each safetensors:PATH[:tensors=REGEX]
 };

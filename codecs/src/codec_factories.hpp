@@ -3,9 +3,9 @@
 #include <memory>
 #include <string>
 
-#include "plane_coder.hpp"
-#include "wirezip/codecs/exponent_split.hpp"
+#include "coders/plane_coder.hpp"
 #include "wirezip/codecs/codec.hpp"
+#include "wirezip/codecs/exponent_split.hpp"
 
 namespace wirezip::codecs {
 

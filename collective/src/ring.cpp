@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/clock.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -199,7 +198,7 @@ Ring::Ring(int rank, int ranks, RingChannel& channel, RingOptions options)
     : rank_(rank), ranks_(ranks), channel_(channel), options_(std::move(options)) {
   if (ranks_ < 1 || rank_ < 0 || rank_ >= ranks_) fail("ring: rank {} of {} ranks does not exist", rank_, ranks_);
   if (options_.depth == 0) fail("ring: depth must be positive");
-  if (!options_.codec.empty()) codec_ = codecs::make_codec(options_.codec);
+  if (!options_.codec.empty()) codec_ = options_.codec.make();
 }
 
 RingStats Ring::all_gather(const Layout& layout, std::span<const std::byte> shard, std::span<std::byte> out) {

@@ -10,7 +10,6 @@
 
 #include "wire.hpp"
 #include "work_queue.hpp"
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::pipeline {
@@ -42,7 +41,7 @@ class ReceiverCase {
         slots_at_(slots_offset(record_.data_bytes)), slot_bytes_(wire::slot_bytes(config_)),
         tag_(wire::codec_tag(config_.codec_spec)),
         decode_spec_(decoder.empty() || config_.mode == Mode::raw ? config_.codec_spec
-                                                                  : codecs::with_decoder(config_.codec_spec, decoder)) {}
+                                                                  : config_.codec_spec.with_decoder(decoder)) {}
 
   // One run: every chunk exactly once, then "finished" with the run's report.
   void run(const rdma::Arrival& first);
@@ -74,7 +73,7 @@ class ReceiverCase {
   const Config& config_;
   const std::size_t chunks_, slots_at_, slot_bytes_;
   const std::uint32_t tag_;
-  const std::string decode_spec_;  // the case's codec spec, with the receiver's decoder if it chose one
+  const codecs::CodecSpec decode_spec_;  // the case's codec spec, with the receiver's decoder if it chose one
   std::vector<bool> seen_, slot_busy_;
 };
 
@@ -111,7 +110,7 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   };
 
   auto work = [&] {
-    auto codec = codecs::make_codec(decode_spec_);
+    auto codec = decode_spec_.make();
     while (true) {
       std::optional<std::size_t> slot = todo.pop(std::chrono::milliseconds(100));
       if (!slot) {
@@ -134,7 +133,7 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   // One worker decodes on this thread as each chunk arrives: no hand-off, no context switch.
   const bool inline_decode = config_.mode == Mode::serial || config_.workers == 1;
   std::unique_ptr<codecs::Codec> inline_codec;
-  if (config_.mode != Mode::raw && inline_decode) inline_codec = codecs::make_codec(decode_spec_);
+  if (config_.mode != Mode::raw && inline_decode) inline_codec = decode_spec_.make();
   std::vector<std::jthread> workers;
   if (config_.mode != Mode::raw && !inline_decode)
     for (int w = 0; w < config_.workers; ++w) workers.emplace_back(work);

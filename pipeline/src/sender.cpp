@@ -9,7 +9,6 @@
 
 #include "wire.hpp"
 #include "work_queue.hpp"
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::pipeline {
@@ -189,7 +188,7 @@ Result run_raw(SenderRun& run, const Config& config, const std::vector<std::size
 }
 
 Result run_serial(SenderRun& run, const Config& config) {
-  auto codec = codecs::make_codec(config.codec_spec);
+  auto codec = config.codec_spec.make();
   const std::uint32_t tag = wire::codec_tag(config.codec_spec);
   double busy = 0;
   const auto start = Clock::now();
@@ -208,7 +207,7 @@ Result run_serial(SenderRun& run, const Config& config) {
 // for credits. The transport sends asynchronously, so compression still overlaps the wire and
 // the receiver, without a thread hand-off (and its context switches) per chunk.
 Result run_overlap_inline(SenderRun& run, const Config& config) {
-  auto codec = codecs::make_codec(config.codec_spec);
+  auto codec = config.codec_spec.make();
   const std::uint32_t tag = wire::codec_tag(config.codec_spec);
   std::vector<std::size_t> free;
   for (std::size_t s = config.depth; s-- > 0;) free.push_back(s);
@@ -244,7 +243,7 @@ Result run_overlap(SenderRun& run, const Config& config) {
 
   auto work = [&] {
     try {
-      auto codec = codecs::make_codec(config.codec_spec);
+      auto codec = config.codec_spec.make();
       for (std::size_t index; (index = next.fetch_add(1)) < run.chunks();) {
         std::optional<std::size_t> s;
         while (!(s = free.pop(config.timeout)))

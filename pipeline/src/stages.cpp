@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "wire.hpp"
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/pipeline/serve_thread.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -15,7 +14,7 @@ using Clock = std::chrono::steady_clock;
 
 // Runs body(chunk index, worker's codec) over every chunk with `workers` threads; returns seconds.
 template <typename Body>
-double run_workers(std::size_t chunks, int workers, const std::string& spec, Body&& body) {
+double run_workers(std::size_t chunks, int workers, const codecs::CodecSpec& spec, Body&& body) {
   std::atomic<std::size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
@@ -25,7 +24,7 @@ double run_workers(std::size_t chunks, int workers, const std::string& spec, Bod
     for (int w = 0; w < workers; ++w)
       threads.emplace_back([&] {
         try {
-          auto codec = codecs::make_codec(spec);
+          auto codec = spec.make();
           for (std::size_t i; (i = next.fetch_add(1)) < chunks;) body(i, *codec);
         } catch (...) {
           std::lock_guard lock(error_mutex);
@@ -58,7 +57,7 @@ std::string_view mode_name(Mode mode) {
 StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> data, const Config& config) {
   const std::size_t chunks = wire::chunk_count(data.size(), config.chunk_bytes);
   auto chunk = [&](std::size_t i) { return data.subspan(i * config.chunk_bytes, std::min(config.chunk_bytes, data.size() - i * config.chunk_bytes)); };
-  const auto probe = codecs::make_codec(config.codec_spec);
+  const auto probe = config.codec_spec.make();
   std::vector<std::vector<std::byte>> frames(chunks);
   for (std::size_t i = 0; i < chunks; ++i) frames[i].resize(probe->max_compressed_size(chunk(i).size()));
   std::vector<std::size_t> sizes(chunks);

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <thread>
 
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/checked.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/little_endian.hpp"
@@ -52,14 +51,17 @@ ChunkHeader read_header(std::span<const std::byte> in) {
           load_le<std::uint32_t>(in, 12), load_le<std::uint32_t>(in, 16), load_le<std::uint64_t>(in, 24)};
 }
 
-std::uint32_t codec_tag(std::string_view spec) { return static_cast<std::uint32_t>(XXH3_64bits(spec.data(), spec.size())); }
+std::uint32_t codec_tag(const codecs::CodecSpec& spec) {
+  return static_cast<std::uint32_t>(XXH3_64bits(spec.text().data(), spec.text().size()));
+}
 
 std::uint64_t checksum(std::span<const std::byte> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
 std::size_t write_case(const CaseRecord& record, std::span<std::byte> out) {
   const Config& c = record.config;
-  const std::size_t used = kCaseFixed + c.codec_spec.size();
-  if (c.codec_spec.size() > kMaxCodecSpec || out.size() < used) fail("pipeline: codec spec too long for the case record");
+  const std::string& spec = c.codec_spec.text();
+  const std::size_t used = kCaseFixed + spec.size();
+  if (spec.size() > kMaxCodecSpec || out.size() < used) fail("pipeline: codec spec too long for the case record");
   store_le<std::uint32_t>(out, 0, kCaseMagic);
   store_le<std::uint32_t>(out, 4, static_cast<std::uint64_t>(c.mode));
   store_le<std::uint64_t>(out, 8, c.chunk_bytes);
@@ -67,8 +69,8 @@ std::size_t write_case(const CaseRecord& record, std::span<std::byte> out) {
   store_le<std::uint32_t>(out, 24, static_cast<std::uint64_t>(c.workers));
   store_le<std::uint64_t>(out, 28, static_cast<std::uint64_t>(c.timeout.count()));
   store_le<std::uint64_t>(out, 36, record.data_bytes);
-  store_le<std::uint32_t>(out, 44, c.codec_spec.size());
-  std::memcpy(out.data() + kCaseFixed, c.codec_spec.data(), c.codec_spec.size());
+  store_le<std::uint32_t>(out, 44, spec.size());
+  std::memcpy(out.data() + kCaseFixed, spec.data(), spec.size());
   return used;
 }
 
@@ -95,12 +97,12 @@ CaseRecord read_case(std::span<const std::byte> in, const ServeLimits& limits, s
   in_range<std::size_t>("data_bytes", record.data_bytes, 1, buffer);
   const std::size_t spec_size = load_le<std::uint32_t>(in, 44);
   in_range<std::size_t>("codec_spec_length", spec_size, 0, std::min(kMaxCodecSpec, in.size() - kCaseFixed));
-  c.codec_spec.assign(reinterpret_cast<const char*>(in.data()) + kCaseFixed, spec_size);
-  if (!std::all_of(c.codec_spec.begin(), c.codec_spec.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; }))
+  const std::string_view spec(reinterpret_cast<const char*>(in.data()) + kCaseFixed, spec_size);
+  if (!std::all_of(spec.begin(), spec.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; }))
     fail("case.codec_spec has bytes that are not printable");
-  if (c.mode != Mode::raw && c.codec_spec.empty()) fail("case.codec_spec is empty in {} mode", mode_name(c.mode));
+  if (c.mode != Mode::raw && spec.empty()) fail("case.codec_spec is empty in {} mode", mode_name(c.mode));
   try {
-    if (!c.codec_spec.empty()) codecs::make_codec(c.codec_spec);  // an unknown codec is refused now, not mid-run
+    c.codec_spec = spec.empty() ? codecs::CodecSpec() : codecs::parse_codec_spec(spec);  // refused now, not mid-run
   } catch (const Error& e) {
     fail("case.codec_spec: {}", e.what());
   }
@@ -138,7 +140,7 @@ std::size_t slot_bytes(const Config& config) {
   if (!config.codec_spec.empty()) {
     if (config.chunk_bytes > (std::size_t{1} << 32) - 1)
       fail("pipeline: chunk size {} is over what a chunk header can describe", config.chunk_bytes);
-    payload = std::max(codecs::make_codec(config.codec_spec)->max_compressed_size(config.chunk_bytes), payload);
+    payload = std::max(config.codec_spec.max_compressed_size(config.chunk_bytes), payload);
   }
   return checked_add(kChunkHeaderSize, payload, "slot size") / 64 * 64 + 64;
 }

@@ -45,7 +45,7 @@ inline constexpr std::size_t kChunkHeaderSize = 32;
 void write_header(const ChunkHeader& header, std::span<std::byte> out);
 ChunkHeader read_header(std::span<const std::byte> in);  // checks the magic; the case checks the rest
 
-std::uint32_t codec_tag(std::string_view spec);
+std::uint32_t codec_tag(const codecs::CodecSpec& spec);  // XXH3 of spec.text()
 std::uint64_t checksum(std::span<const std::byte> bytes);
 
 struct CaseRecord {

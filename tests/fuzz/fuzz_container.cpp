@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "wirezip/codecs/container.hpp"
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -18,8 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   try {
     wirezip::codecs::ContainerReader reader(in, {.max_chunk = 1 << 20, .max_original = 4 << 20});
-    auto& codec = codecs[reader.header().codec_spec];
-    if (!codec) codec = wirezip::codecs::make_codec(reader.header().codec_spec);
+    auto& codec = codecs[reader.header().codec_spec.text()];
+    if (!codec) codec = reader.header().codec_spec.make();
     std::vector<std::byte> out;
     while (auto frame = reader.next()) {
       out.resize(frame->header.original_size);

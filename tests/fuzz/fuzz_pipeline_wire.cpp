@@ -17,7 +17,9 @@ using namespace wirezip;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 5) return 0;
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
-  static const char* kCodecs[] = {"memcpy", "lz4", "bytegroup+lz4", "bytegroup+huff"};
+  static const codecs::CodecSpec kCodecs[] = {codecs::parse_codec_spec("memcpy"), codecs::parse_codec_spec("lz4"),
+                                              codecs::parse_codec_spec("bytegroup+lz4"),
+                                              codecs::parse_codec_spec("bytegroup+huff")};
   const pipeline::Config config{pipeline::Mode::overlap, kCodecs[data[0] % 4], 16 << 10, 2, 1,
                                 std::chrono::milliseconds(50)};
   constexpr std::size_t kData = 40 << 10;  // three chunks, the last one short

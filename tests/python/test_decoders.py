@@ -66,9 +66,14 @@ class Pipeline(unittest.TestCase):
                        "takes no decoder")
 
     def test_the_serving_side_overrides_the_spec_it_is_sent(self):
+        for flag in ["--serve-decoder", "--decoder"]:  # --decoder with --serve: the same choice
+            with self.subTest(flag=flag):
+                self.serve_with_lz4_and_send_two_codecs(flag)
+
+    def serve_with_lz4_and_send_two_codecs(self, flag):
         # A server decoding with lz4 must refuse deflate frames (proof that its choice applies) and
         # serve lz4 frames; the wire format and the sender's case names are unchanged.
-        server, port = start_server(PIPELINE, "--transport=tcp", "--decoder=lz4")
+        server, port = start_server(PIPELINE, "--transport=tcp", f"{flag}=lz4")
         try:
             result, report = run_json(PIPELINE, "--transport=tcp", f"--peer=127.0.0.1:{port}", "--modes=overlap",
                                       "--codecs=bytegroup+lz4,bytegroup+deflate", *QUICK)
@@ -84,6 +89,19 @@ class Pipeline(unittest.TestCase):
             self.assertIn("refusing the case: bad codec spec 'bytegroup+deflate:decoder=lz4'", server.stderr.read())
         finally:
             stop(server)
+
+    def test_the_serving_flag_needs_serve_and_agrees_with_the_alias(self):
+        one_line_error(self, PIPELINE, ["--transport=mem", "--serve-decoder=zlib"], "--serve-decoder=zlib: needs --serve")
+        one_line_error(self, PIPELINE, ["--serve", "--transport=tcp", "--port=0", "--decoder=zlib",
+                                        "--serve-decoder=lz4"], "with --serve they name the same choice")
+        one_line_error(self, PIPELINE, ["--serve", "--transport=tcp", "--port=0", "--serve-decoder=bogus"],
+                       "--serve-decoder=bogus: no such decoder")
+
+    def test_help_says_which_side_each_decoder_flag_is(self):
+        text = subprocess.run([PIPELINE, "--help"], capture_output=True, text=True, timeout=60).stdout
+        self.assertIn("--serve-decoder", text)
+        self.assertIn("sending side", text)
+        self.assertIn("serving side", text)
 
     def test_a_server_decoder_that_is_not_built_is_refused_at_start(self):
         if "doca         " in listed_decoders():

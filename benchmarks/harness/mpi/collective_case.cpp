@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "repeated_case.hpp"
-#include "wirezip/codecs/registry.hpp"
 #include "wirezip/datasets/bf16.hpp"
 #include "wirezip/mpi/exchange.hpp"
 #include "wirezip/mpi/ring_channel.hpp"
@@ -58,12 +57,12 @@ class Runner {
 };
 
 // Compress and decompress every chunk of this rank's shard alone: the slowest rank's rates.
-collective::StageRates measure_codec(CollectiveRun& run, const std::string& spec, const Layout& layout) {
+collective::StageRates measure_codec(CollectiveRun& run, const codecs::CodecSpec& spec, const Layout& layout) {
   collective::StageRates rates;
   if (spec.empty()) return rates;
-  const auto key = fmt::format("{}/{}", spec, layout.total_bytes());
+  const auto key = fmt::format("{}/{}", spec.text(), layout.total_bytes());
   if (auto found = run.stages.find(key); found != run.stages.end()) return found->second;
-  auto codec = codecs::make_codec(spec);
+  auto codec = spec.make();
   const std::span<const std::byte> shard = std::span<const std::byte>(run.input).first(layout.shard_bytes);
   std::vector<std::byte> frames(layout.chunks * codec->max_compressed_size(layout.chunk_bytes)), back(layout.chunk_bytes);
   std::vector<std::size_t> sizes;

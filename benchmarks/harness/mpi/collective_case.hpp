@@ -75,7 +75,7 @@ struct CollectiveCase {
   CollectiveRun* run = nullptr;
   collective::Op op = collective::Op::all_gather;
   CollectiveImpl impl = CollectiveImpl::ring;
-  std::string codec;  // ring only; empty: raw
+  codecs::CodecSpec codec;  // ring only; empty: raw
   std::size_t size = 0;
 };
 

@@ -120,7 +120,8 @@ const ExpectedResult& prepare_expected(CollectiveRun& run, Op op, const Layout& 
   e.error = run.agreed(fmt::format("checking the raw ring's {}", collective::op_name(op)), [&] {
     std::vector<std::byte> reference = reference_result(run, op, layout, e.tolerance);
     mpi::MpiChannel channel(run.comm, run.timeout);
-    collective::Ring ring(run.rank, run.ranks, channel, collective::RingOptions{"", run.depth, run.timeout});
+    collective::Ring ring(run.rank, run.ranks, channel,
+                          collective::RingOptions{codecs::CodecSpec(), run.depth, run.timeout});
     std::vector<std::byte> result(reference.size());
     run_ring(ring, op, layout, run.input, result);
     const auto [differs, _] = std::mismatch(result.begin(), result.end(), reference.begin());

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "mpi_link_setup.hpp"
-#include "wirezip/codecs/registry.hpp"
+#include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/collective/ring_math.hpp"
 #include "wirezip/mpi/exchange.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
@@ -111,11 +111,11 @@ std::unique_ptr<collective::LinkChannel> connect_ring_links(MPI_Comm comm, const
                                                    collective::LinkChannel::Peers{rank, left, right}, config.timeout);
 }
 
-std::size_t ring_link_bytes(const std::vector<std::size_t>& sizes, const std::vector<std::string>& codecs, int ranks,
+std::size_t ring_link_bytes(const std::vector<std::size_t>& sizes, const std::vector<codecs::CodecSpec>& codecs, int ranks,
                             std::size_t chunk_bytes) {
   std::size_t capacity = chunk_bytes;
-  for (const std::string& spec : codecs)
-    if (!spec.empty()) capacity = std::max(capacity, codecs::make_codec(spec)->max_compressed_size(chunk_bytes));
+  for (const codecs::CodecSpec& spec : codecs)
+    if (!spec.empty()) capacity = std::max(capacity, spec.max_compressed_size(chunk_bytes));
   std::size_t bytes = rdma::kMinLinkBuffer;
   for (std::size_t size : sizes) {
     const collective::Layout layout = collective::Layout::make(size, ranks, chunk_bytes);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/collective/ring_channel.hpp"
 #include "wirezip/mpi/session.hpp"
 
@@ -32,7 +33,7 @@ std::unique_ptr<collective::LinkChannel> connect_ring_links(MPI_Comm comm, const
 
 // The buffer a ring pass over `ranks` needs at most: (ranks - 1) x chunks x capacity bytes for the
 // largest size and codec (raw: the chunk itself), at least rdma::kMinLinkBuffer.
-std::size_t ring_link_bytes(const std::vector<std::size_t>& sizes, const std::vector<std::string>& codecs, int ranks,
+std::size_t ring_link_bytes(const std::vector<std::size_t>& sizes, const std::vector<codecs::CodecSpec>& codecs, int ranks,
                             std::size_t chunk_bytes);
 
 }  // namespace wirezip::harness

@@ -5,7 +5,7 @@
 //
 // Vectorised paths are chosen at run time (AVX2 / AVX-512 VBMI on x86-64, NEON on aarch64); the
 // scalar path is always there and is the reference the tests hold the others to. The Huffman
-// coder's hot loops follow the same path (codecs/src/huff_kernels.hpp).
+// coder's hot loops follow the same path (codecs/src/coders/huff_kernels.hpp).
 #include <cstddef>
 #include <span>
 #include <string_view>

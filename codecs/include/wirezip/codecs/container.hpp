@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/codecs/frame.hpp"
 
 namespace wirezip::codecs {
@@ -41,7 +42,7 @@ struct ContainerLimits {
 };
 
 struct ContainerHeader {
-  std::string codec_spec;
+  CodecSpec codec_spec;
   std::uint64_t chunk_bytes = 0;
 };
 
@@ -78,7 +79,7 @@ class ContainerReader {
 class ContainerWriter {
  public:
   // Writes the header; throws wirezip::Error on a spec the format cannot hold or a failed write.
-  ContainerWriter(std::ostream& out, std::string_view codec_spec, std::uint64_t chunk_bytes);
+  ContainerWriter(std::ostream& out, const CodecSpec& codec_spec, std::uint64_t chunk_bytes);
   void write_frame(std::span<const std::byte> frame, std::uint64_t original_bytes);
   // Writes the end record and flushes.
   void finish();

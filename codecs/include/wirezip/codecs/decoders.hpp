@@ -43,5 +43,7 @@ std::string_view default_decoder(StreamFormat format);
 
 // Throws wirezip::Error naming the valid backends for the format, or why NAME is not built.
 std::unique_ptr<StreamDecoder> make_decoder(StreamFormat format, std::string_view name);
+// The same check without making the backend: what a codec spec's decoder= is held to.
+void require_decoder(StreamFormat format, std::string_view name);
 
 }  // namespace wirezip::codecs

@@ -4,7 +4,7 @@
 //   offset  size  field
 //   0       4     magic "WZF1"
 //   4       1     version (2)
-//   5       1     coder id (what coded planes were coded with; see CoderId)
+//   5       1     coder id (what coded planes were coded with; see CoderId, format_ids.hpp)
 //   6       1     element width w (1 = no byte grouping)
 //   7       1     plane layout (see PlaneLayout: 0 byte planes, 1-3 the exponent split)
 //   8       8     original length n
@@ -29,23 +29,12 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <string_view>
+
+#include "wirezip/codecs/format_ids.hpp"
 
 namespace wirezip::codecs {
 
-enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5, deflate = 6, ans = 7 };
-enum class PlaneMode : std::uint8_t { raw = 0, coded = 1, constant = 2 };
-// How elements become planes. Byte 7 was a flags byte that had to be 0, so frames written before
-// the exponent split still read as byte planes, and an older reader refuses the new layouts.
-enum class PlaneLayout : std::uint8_t { bytes = 0, exponent_bf16 = 1, exponent_fp16 = 2, exponent_fp32 = 3 };
-
 inline constexpr std::uint8_t kFrameVersion = 2;
-
-// "raw", "lz4", ..., "deflate", "ans"; and "raw", "coded", "constant".
-std::string_view coder_name(CoderId id);
-std::string_view plane_mode_name(PlaneMode mode);
-
-inline constexpr std::size_t kMaxElementWidth = 16;
 
 struct PlaneEntry {
   PlaneMode mode = PlaneMode::raw;

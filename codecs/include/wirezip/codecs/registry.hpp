@@ -1,20 +1,7 @@
 #pragma once
-// Builds a codec from a spec string, the way users name codecs on the command line:
-//
-//   memcpy                      the ceiling: a framed copy (checksum + copy)
-//   lz4[:accel=N][:decoder=D]   zstd[:level=N][:literals=1]     (N may be negative for zstd)
-//   rans                        htscodecs rANS 4x16, order 0
-//   huff                        wirezip's 4-stream order-0 Huffman
-//   igzip[:level=0..3][:decoder=D]  ISA-L deflate with per-plane Huffman tables
-//   deflate[:decoder=D]         wirezip's literal-only raw DEFLATE, decodable by any inflate
-//   ans                         wirezip's 4-stream order-0 tANS (fractional bits per symbol)
-//
-// decoder=D picks the backend that decodes the planes (decoders.hpp): isal, libdeflate or zlib for
-// igzip and deflate, lz4 for lz4; doca where the DOCA SDK was found.
-//   bytegroup[:width=W][+CODER] byte planes (W = 2 for bf16, 4 for fp32), each coded with CODER
-//   bytegroup:split=exponent[:format=bf16|fp16|fp32][+CODER]   exponent plane + sign/mantissa planes
-//   bytegroup:split=exponent+ans:context=exponent             sign/mantissa coded given the exponent
-//   blosc:{noshuffle|shuffle|bitshuffle}[:width=W]+{lz4|lz4hc|zstd|blosclz|zlib}[:level=N]
+// What the codec table (codecs/src/codec_table.cpp) tells the rest of the suite: codecs built from
+// spec text, the specs --list-codecs shows and bench_codec runs by default, every valid form, the
+// libraries' versions. The spec grammar is in codec_spec.hpp.
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +9,7 @@
 #include <vector>
 
 #include "wirezip/codecs/codec.hpp"
+#include "wirezip/codecs/codec_spec.hpp"
 
 namespace wirezip::codecs {
 
@@ -29,18 +17,8 @@ namespace wirezip::codecs {
 // both directions (by bench_codec measurements; see README, "Measured here").
 inline constexpr std::string_view kBestCodecSpec = "bytegroup:split=exponent+huff";
 
-// Throws wirezip::Error naming the spec and every valid form.
+// parse_codec_spec(spec).make(): for tests and tools that hold spec text.
 std::unique_ptr<Codec> make_codec(std::string_view spec);
-
-// The spec with its coder's decoder option set to `decoder`, replacing any: with_decoder(
-// "bytegroup+deflate", "zlib") is "bytegroup+deflate:decoder=zlib". Frames are the same whatever the
-// decoder. Throws wirezip::Error when the spec's coder has no decoder choice (only lz4, igzip and
-// deflate planes are standard streams) or the backend does not decode its format.
-std::string with_decoder(std::string_view spec, std::string_view decoder);
-
-// True when the spec's codec writes wirezip frames (frame.hpp): every codec but blosc's, which has
-// its own container. Throws wirezip::Error on a bad spec.
-bool writes_frames(std::string_view spec);
 
 struct CodecInfo {
   std::string spec;
@@ -51,6 +29,16 @@ struct CodecInfo {
 std::vector<CodecInfo> list_codecs();
 // What bench_codec runs without --codecs: memcpy, every family at its recommended setting, peers.
 std::vector<std::string> default_codec_specs();
+
+// One row of the codec table as --list-codecs prints it.
+struct CodecForm {
+  std::string form;                   // name and options with ranges and defaults
+  std::string role;                   // coder, framing, container, blosc compressor
+  std::string library;                // libraries and versions
+  std::vector<std::string> decoders;  // the decoder= backends that read its planes (built ones)
+};
+std::vector<CodecForm> codec_forms();
+
 // Library name -> version string, for benchmark contexts.
 std::map<std::string, std::string> library_versions();
 

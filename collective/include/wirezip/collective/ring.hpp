@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "wirezip/codecs/codec.hpp"
+#include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/collective/ring_channel.hpp"
 #include "wirezip/collective/ring_math.hpp"
 
 namespace wirezip::collective {
 
 struct RingOptions {
-  std::string codec;             // a registry spec; empty: raw bf16 bytes
+  codecs::CodecSpec codec;       // empty: raw bf16 bytes
   std::size_t depth = 8;         // receives posted ahead of the chunk being handled
   std::chrono::milliseconds timeout{10000};
 };

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/rdma/transport.hpp"
 
 namespace wirezip::pipeline {
@@ -25,7 +26,7 @@ std::string_view mode_name(Mode mode);
 
 struct Config {
   Mode mode = Mode::overlap;
-  std::string codec_spec = "bytegroup+huff";  // raw mode: empty (or a codec, for link-only runs)
+  codecs::CodecSpec codec_spec = codecs::parse_codec_spec("bytegroup+huff");  // raw mode: empty (or a codec, for link-only runs)
   std::size_t chunk_bytes = 1 << 20;
   std::size_t depth = 8;  // slots on each side, and writes in flight
   int workers = 1;        // compression threads (sender) and decompression threads (receiver)
@@ -38,7 +39,7 @@ struct ServeLimits {
   std::chrono::milliseconds max_timeout{600'000};
   std::size_t max_chunk = std::size_t{1} << 30;
   std::chrono::milliseconds idle{120'000};  // a link silent this long between cases is ended
-  // Non-empty: decode with this backend (codecs::with_decoder on each case's codec spec; a case
+  // Non-empty: decode with this backend (CodecSpec::with_decoder on each case's codec spec; a case
   // whose codec has no decoder choice is refused). The spec on the wire and the chunks' codec tag
   // stay the sender's.
   std::string decoder;

@@ -1,0 +1,239 @@
+#pragma once
+// Internal: a plane of symbols as four tANS streams (ans_streams.hpp), for any model that says
+// which table codes symbol i: one table (ans.cpp), or one per exponent (exponent_context.cpp).
+// Stream s codes symbols [s*q, (s+1)*q), q = n/4; the last takes the rest; in each stream, even
+// positions use state A and odd ones state B. The hot loops advance all four streams together
+// (eight independent lookups: decoding measured 25% faster than two streams at a time), keep each
+// stream's state in plain locals (arrays of states spilled to the stack cost 2x), and check
+// bounds once per batch of rounds, not per symbol.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <vector>
+
+#include "coders/ans_streams.hpp"
+
+// Each coder's entry points are cloned per target: AVX2 and BMI2's flag-free shifts pay in these
+// loops, the default clone runs on any x86-64. The templates below are inlined whole into those
+// entry points (clang refuses target_clones on templates themselves).
+#if defined(__x86_64__) && (defined(__clang__) || __GNUC__ >= 12)
+#define WZ_ANS_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#elif defined(__x86_64__)
+// GCC 11 (Ubuntu 22.04, the DPU images' compiler) has no dispatcher for arch=x86-64-v3 clones:
+// an AVX2 clone there, without BMI2's shifts.
+#define WZ_ANS_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define WZ_ANS_HOT
+#endif
+#define WZ_INLINE inline __attribute__((always_inline))
+
+namespace wirezip::codecs::ans {
+
+constexpr std::size_t kStreams = 4;
+
+inline std::array<std::size_t, kStreams + 1> stream_bounds(std::size_t n) {
+  const std::size_t q = n / kStreams;
+  return {0, q, 2 * q, 3 * q, n};
+}
+
+struct EncodedStream {
+  const std::uint8_t* data;
+  std::size_t size;
+  unsigned pad;
+};
+
+// Bytes a stream of m symbols may need (BackWriter also needs 8 writable bytes below its start).
+inline std::size_t stream_bound(std::size_t m) { return (m * 16 + 2 * kMaxTableLog + 7) / 8 + 16; }
+
+// A model says which tables code symbol i: Model::encode(i) -> const EncodeTable&,
+// Model::decode(i) -> const DecodeEntry*. With kRaw > 0, a byte's top 8 - kRaw bits are the
+// table's symbol and its kRaw low bits are written as they are, after the state's bits; a round
+// of four symbols then takes 4 x (table_log + kRaw) <= 56 bits.
+struct EncodeLane {
+  const std::uint8_t* src;  // the stream's first symbol
+  std::size_t left;         // symbols not yet coded: [0, left) of the stream, coded top down
+  BackWriter out;
+  std::uint32_t a, b;      // the states of even and odd positions
+  std::size_t first;        // the stream's first symbol index in the plane
+};
+
+template <unsigned kRaw, typename Model>
+inline void encode_one(EncodeLane& l, const Model& model) {
+  const std::size_t i = --l.left;
+  if constexpr (kRaw > 0) l.out.put(l.src[i] & ((1u << kRaw) - 1), kRaw);
+  encode_symbol(i & 1 ? l.b : l.a, static_cast<std::uint8_t>(l.src[i] >> kRaw), model.encode(l.first + i), l.out);
+}
+
+// Rounds of four symbols (positions 4g+3 .. 4g: B, A, B, A) for the four lanes together. The hot state
+// lives in plain locals and the model is a copy: byte stores cannot alias either.
+template <unsigned kRaw, typename Model>
+WZ_INLINE void encode_rounds(EncodeLane* lanes, std::size_t rounds, const Model model) {
+  struct Hot {
+    const std::uint8_t* src;
+    std::size_t first, left;
+    std::uint8_t* end;
+    std::uint64_t bits;
+    unsigned count;
+    std::uint32_t a, b;
+  };
+  auto load = [](const EncodeLane& l) { return Hot{l.src, l.first, l.left, l.out.end, l.out.bits, l.out.count, l.a, l.b}; };
+  Hot x = load(lanes[0]), y = load(lanes[1]);
+  auto step = [&model](Hot& h, std::uint32_t& state, std::size_t i) {
+    const EncodeTable& table = model.encode(h.first + i);
+    const std::uint8_t byte = h.src[i];
+    if constexpr (kRaw > 0) {  // read after the state's bits, so written before them
+      h.bits = (h.bits << kRaw) | (byte & ((1u << kRaw) - 1));
+      h.count += kRaw;
+    }
+    const EncodeSymbol e = table.symbols[byte >> kRaw];
+    const unsigned n = (state + e.delta_bits) >> 16;
+    h.bits = (h.bits << n) | (state & ((1u << n) - 1));
+    h.count += n;
+    state = table.states[(state >> n) + e.delta_state];
+  };
+  auto round = [&step](Hot& h) {
+    const std::size_t i = h.left - 4;
+    step(h, h.b, i + 3), step(h, h.a, i + 2), step(h, h.b, i + 1), step(h, h.a, i);
+    h.left = i;
+    store64(h.end - 8, (h.bits << (63 - h.count)) << 1);  // BackWriter::flush
+    h.end -= h.count >> 3;
+    h.count &= 7;
+  };
+  Hot z = load(lanes[2]), w = load(lanes[3]);
+  for (std::size_t r = 0; r < rounds; ++r) round(x), round(y), round(z), round(w);
+  auto save = [](EncodeLane& l, const Hot& h) {
+    l.left = h.left, l.out.end = h.end, l.out.bits = h.bits, l.out.count = h.count, l.a = h.a, l.b = h.b;
+  };
+  save(lanes[0], x), save(lanes[1], y), save(lanes[2], z), save(lanes[3], w);
+}
+
+// Encodes src[0, n) into four streams written backwards into scratch; all tables of one table_log.
+template <unsigned kRaw, typename Model>
+WZ_INLINE std::array<EncodedStream, kStreams> encode_streams(const std::uint8_t* src, std::size_t n, unsigned table_log,
+                                                   const Model& model,
+                                                   std::array<std::vector<std::uint8_t>, kStreams>& scratch) {
+  const auto bounds = stream_bounds(n);
+  const std::uint32_t size = 1u << table_log;
+  std::array<EncodeLane, kStreams> lanes;
+  for (std::size_t s = 0; s < kStreams; ++s) {
+    const std::size_t m = bounds[s + 1] - bounds[s];
+    scratch[s].resize(stream_bound(m) + 8);
+    lanes[s] = {src + bounds[s], m, {scratch[s].data() + scratch[s].size()}, size, size, bounds[s]};
+    while (lanes[s].left % 4) encode_one<kRaw>(lanes[s], model);  // the top, so whole rounds remain
+    lanes[s].out.flush();
+  }
+  std::size_t common = lanes[0].left;
+  for (const EncodeLane& l : lanes) common = std::min(common, l.left);
+  encode_rounds<kRaw>(lanes.data(), common / 4, model);
+  std::array<EncodedStream, kStreams> streams;
+  for (std::size_t s = 0; s < kStreams; ++s) {
+    EncodeLane& l = lanes[s];
+    while (l.left) {
+      encode_one<kRaw>(l, model);
+      if (l.left % 4 == 0) l.out.flush();
+    }
+    l.out.put(l.b - size, table_log);  // read first by the decoder: A, then B
+    l.out.put(l.a - size, table_log);
+    const unsigned pad = l.out.finish();
+    streams[s] = {l.out.end, static_cast<std::size_t>(scratch[s].data() + scratch[s].size() - l.out.end), pad};
+  }
+  return streams;
+}
+
+struct DecodeLane {
+  Reader in;
+  std::uint8_t* out;  // the next symbol's place in the plane
+  std::size_t left;   // symbols still to decode
+  std::uint32_t a, b;
+  std::size_t position;  // plane index of *out
+};
+
+// Rounds of four symbols (A, B, A, B) for the four lanes together; the caller has checked that each
+// lane has `rounds` rounds of symbols and 8 readable bytes before each round (4 x 12 bits < 56).
+template <unsigned kRaw, typename Model>
+WZ_INLINE void decode_rounds(DecodeLane* lanes, std::size_t rounds, const Model model) {
+  struct Hot {
+    const std::uint8_t* in;
+    std::uint64_t bits;
+    unsigned count;
+    std::uint8_t* out;
+    std::size_t position;
+    std::uint32_t a, b;
+  };
+  auto load = [](const DecodeLane& l) { return Hot{l.in.in, l.in.bits, l.in.count, l.out, l.position, l.a, l.b}; };
+  Hot x = load(lanes[0]), y = load(lanes[1]);
+  auto step = [&model](Hot& h, std::uint32_t& state, std::size_t k) {
+    const DecodeEntry* entry = model.decode(h.position + k) + state;
+    std::uint32_t e;  // one load, not three
+    if constexpr (std::endian::native == std::endian::little)
+      std::memcpy(&e, entry, 4);
+    else
+      e = entry->symbol | static_cast<std::uint32_t>(entry->bits) << 8 | static_cast<std::uint32_t>(entry->base) << 16;
+    const unsigned n = (e >> 8) & 0xff;
+    state = (e >> 16) + static_cast<std::uint32_t>(h.bits & ((std::uint64_t{1} << n) - 1));
+    h.bits >>= n;
+    h.count -= n;
+    if constexpr (kRaw > 0) {
+      h.out[k] = static_cast<std::uint8_t>(e << kRaw | (h.bits & ((1u << kRaw) - 1)));
+      h.bits >>= kRaw;
+      h.count -= kRaw;
+    } else {
+      h.out[k] = static_cast<std::uint8_t>(e);
+    }
+  };
+  auto round = [&step](Hot& h) {
+    h.bits |= load64(h.in) << h.count;  // Reader::refill_unchecked
+    h.in += (63 - h.count) >> 3;
+    h.count |= 56;
+    step(h, h.a, 0), step(h, h.b, 1), step(h, h.a, 2), step(h, h.b, 3);
+    h.out += 4, h.position += 4;
+  };
+  Hot z = load(lanes[2]), w = load(lanes[3]);
+  for (std::size_t r = 0; r < rounds; ++r) round(x), round(y), round(z), round(w);
+  auto save = [rounds](DecodeLane& l, const Hot& h) {
+    l.in.in = h.in, l.in.bits = h.bits, l.in.count = h.count, l.out = h.out, l.position = h.position;
+    l.a = h.a, l.b = h.b, l.left -= 4 * rounds;
+  };
+  save(lanes[0], x), save(lanes[1], y), save(lanes[2], z), save(lanes[3], w);
+}
+
+// Decodes exactly n symbols into out. Throws on a stream that does not end exactly where its
+// symbols do, or whose states do not return to where the encoder started.
+template <unsigned kRaw, typename Model>
+WZ_INLINE void decode_streams(const std::array<EncodedStream, kStreams>& streams, unsigned table_log, std::uint8_t* out,
+                    std::size_t n, const Model& model) {
+  const auto bounds = stream_bounds(n);
+  std::array<DecodeLane, kStreams> lanes;
+  for (std::size_t s = 0; s < kStreams; ++s) {
+    DecodeLane& l = lanes[s];
+    l.in = {streams[s].data, streams[s].data, streams[s].data + streams[s].size};
+    l.out = out + bounds[s];
+    l.left = bounds[s + 1] - bounds[s];
+    l.position = bounds[s];
+    l.in.refill();
+    l.in.take(streams[s].pad);
+    l.a = l.in.take(table_log);
+    l.b = l.in.take(table_log);
+  }
+  // A round reads at most 6 bytes: batches of rounds that stay 8 bytes short of each stream's end.
+  while (true) {
+    std::size_t rounds = std::numeric_limits<std::size_t>::max();
+    for (const DecodeLane& l : lanes) {
+      const std::ptrdiff_t room = l.in.in_end - l.in.in - 8;
+      rounds = std::min({rounds, l.left / 4, room > 0 ? static_cast<std::size_t>(room) / 6 : std::size_t{0}});
+    }
+    if (rounds < 16) break;
+    decode_rounds<kRaw>(lanes.data(), rounds, model);
+  }
+  for (std::size_t s = 0; s < kStreams; ++s) {
+    DecodeLane& l = lanes[s];
+    for (std::size_t i = l.position - bounds[s]; l.left; ++i, --l.left) {
+      l.in.refill();
+      const std::uint8_t symbol = decode_symbol(i & 1 ? l.b : l.a, model.decode(l.position++), l.in);
+      *l.out++ = static_cast<std::uint8_t>(symbol << kRaw | l.in.take(kRaw));
+    }
+    if (l.in.consumed_bits() != 8 * static_cast<std::uint64_t>(streams[s].size) || l.a || l.b) fail_stream(s);
+  }
+}
+
+}  // namespace wirezip::codecs::ans

@@ -1,0 +1,139 @@
+#pragma once
+// Internal: the four interleaved Huffman streams of huff.cpp and the bulk loops that drive them.
+// The bulk loops are always_inline bodies so that each SIMD path (huff_kernels.cpp, huff_neon.cpp)
+// compiles its own copy for its own target; huff.cpp uses the lanes for the tails.
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "coders/bit_reader.hpp"
+#include "coders/huff_tables.hpp"
+
+#define WZ_INLINE [[gnu::always_inline]] inline
+
+namespace wirezip::codecs::huff {
+
+constexpr std::size_t kStreams = 4;
+
+struct EncodeLane {
+  const std::uint8_t* in;
+  std::uint8_t* out;
+  std::uint64_t bits = 0;
+  unsigned count = 0;
+
+  WZ_INLINE void put(std::uint32_t code_bits, unsigned length) {
+    bits |= static_cast<std::uint64_t>(code_bits) << count;
+    count += length;
+  }
+  // At most 7 bits stay pending, so two 22-bit pair codes always fit before the next flush.
+  WZ_INLINE void flush() {
+    store64(out, bits);
+    const unsigned bytes = count >> 3;
+    out += bytes;
+    bits >>= 8 * bytes;  // bytes <= 6: count never exceeds 7 + 2 * 22
+    count &= 7;
+  }
+  void finish() {
+    flush();
+    if (count) *out++ = static_cast<std::uint8_t>(bits);
+  }
+  // Four symbols: two pair lookups.
+  WZ_INLINE void round(const std::uint32_t* pair_bits, const std::uint8_t* pair_lengths) {
+    const unsigned p0 = in[0] | (in[1] << 8), p1 = in[2] | (in[3] << 8);
+    put(pair_bits[p0], pair_lengths[p0]);
+    put(pair_bits[p1], pair_lengths[p1]);
+    in += 4;
+    flush();
+  }
+};
+
+// The bulk of encoding: `groups` rounds per lane. Two lanes go together: enough independent work
+// to hide latency, few enough values to stay in registers. The lanes are copied into locals so
+// byte stores cannot alias their state.
+WZ_INLINE void encode_bulk_body(EncodeLane* lanes, std::size_t groups, const PairCodes& pairs) {
+  const std::uint32_t* bits = pairs.bits.data();
+  const std::uint8_t* lengths = pairs.lengths.data();
+  for (std::size_t first = 0; first < kStreams; first += 2) {
+    EncodeLane a = lanes[first], b = lanes[first + 1];
+    for (std::size_t g = 0; g < groups; ++g) {
+      a.round(bits, lengths);
+      b.round(bits, lengths);
+    }
+    lanes[first] = a, lanes[first + 1] = b;
+  }
+}
+
+// One stream decoding into its own part of the plane (BitReader: past the stream's end it reads
+// zeros and counts them, so a corrupt stream is caught by consumed_bits()).
+struct DecodeLane : BitReader {
+  std::uint8_t* out;
+  std::uint8_t* out_end;
+
+  // Decodes up to four symbols; always writes four bytes at `out`.
+  WZ_INLINE void decode_window(const DecodeEntry* table) {
+    const DecodeEntry e = table[bits & kWindowMask];
+    auto symbols = static_cast<std::uint32_t>(e);  // the first symbol in the low byte
+    if constexpr (std::endian::native == std::endian::big) symbols = __builtin_bswap32(symbols);
+    std::memcpy(out, &symbols, 4);
+    out += (e >> 32) & 0xff;
+    const unsigned used = (e >> 40) & 0xff;
+    bits >>= used;
+    count -= used;
+  }
+  void decode_one(const DecodeEntry* table) {
+    const DecodeEntry e = table[bits & kWindowMask];
+    *out++ = static_cast<std::uint8_t>(e);
+    const unsigned used = (e >> 48) & 0xff;
+    bits >>= used;
+    count -= used;
+  }
+  // Room for one bulk round: an 8-byte refill, then five windows that each write 4 bytes.
+  WZ_INLINE bool bulk_ready() const { return in_end - in >= 8 && out_end - out >= 5 * kMaxSymbolsPerEntry; }
+  // One refill, then five windows: 56 bits hold five windows' codes of <= 11 bits.
+  WZ_INLINE void bulk_round(const DecodeEntry* table) {
+    refill_unchecked();
+    for (int window = 0; window < 5; ++window) decode_window(table);
+  }
+};
+
+// The bulk of decoding: all four lanes advance together while each has room for a full round.
+WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {
+  DecodeLane a = lanes[0], b = lanes[1], c = lanes[2], d = lanes[3];
+  while (a.bulk_ready() & b.bulk_ready() & c.bulk_ready() & d.bulk_ready()) {
+    a.refill_unchecked();
+    b.refill_unchecked();
+    c.refill_unchecked();
+    d.refill_unchecked();
+    for (int window = 0; window < 5; ++window) {
+      a.decode_window(table);
+      b.decode_window(table);
+      c.decode_window(table);
+      d.decode_window(table);
+    }
+  }
+  lanes[0] = a, lanes[1] = b, lanes[2] = c, lanes[3] = d;
+  // Lanes finish unevenly (a run of short codes decodes faster): the rest go on one at a time.
+  for (std::size_t s = 0; s < kStreams; ++s) {
+    DecodeLane lane = lanes[s];
+    while (lane.bulk_ready()) lane.bulk_round(table);
+    lanes[s] = lane;
+  }
+}
+
+// The smallest and largest byte, and the same with the sign bit (bit 7) masked off, in plain C++
+// (four min/max reductions the compiler may vectorise for the target it compiles for).
+WZ_INLINE ByteRange byte_range_body(const std::uint8_t* src, std::size_t n) {
+  std::uint8_t low = 0xff, high = 0, low7 = 0x7f, high7 = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint8_t b = src[i], b7 = b & 0x7f;
+    low = b < low ? b : low;  // not std::min: a template call may stay out of line in a target clone
+    high = b > high ? b : high;
+    low7 = b7 < low7 ? b7 : low7;
+    high7 = b7 > high7 ? b7 : high7;
+  }
+  return {low, high, low7, high7};
+}
+
+}  // namespace wirezip::codecs::huff

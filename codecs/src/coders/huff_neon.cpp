@@ -1,0 +1,45 @@
+// The Huffman coder's aarch64 path (the BlueField-3's Cortex-A78 cores). The bit loops are the
+// portable ones compiled here: armv8-a already has what x86 needs x86-64-v3 for (shifts by a
+// register that leave the flags alone, cheap unaligned 64-bit loads). byte_range is NEON: 32 bytes
+// a step in two independent accumulator sets, reduced across lanes with UMINV / UMAXV at the end.
+#include <arm_neon.h>
+
+#include "coders/huff_kernels.hpp"
+
+namespace wirezip::codecs::huff {
+namespace {
+
+void encode_bulk_neon(EncodeLane* lanes, std::size_t groups, const PairCodes& pairs) {
+  encode_bulk_body(lanes, groups, pairs);
+}
+void decode_bulk_neon(DecodeLane* lanes, const DecodeEntry* table) { decode_bulk_body(lanes, table); }
+
+ByteRange byte_range_neon(const std::uint8_t* src, std::size_t n) {
+  const uint8x16_t mask7 = vdupq_n_u8(0x7f);
+  uint8x16_t low[2] = {vdupq_n_u8(0xff), vdupq_n_u8(0xff)}, high[2] = {vdupq_n_u8(0), vdupq_n_u8(0)};
+  uint8x16_t low7[2] = {mask7, mask7}, high7[2] = {vdupq_n_u8(0), vdupq_n_u8(0)};
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int k = 0; k < 2; ++k) {
+      const uint8x16_t b = vld1q_u8(src + i + 16 * k), b7 = vandq_u8(b, mask7);
+      low[k] = vminq_u8(low[k], b);
+      high[k] = vmaxq_u8(high[k], b);
+      low7[k] = vminq_u8(low7[k], b7);
+      high7[k] = vmaxq_u8(high7[k], b7);
+    }
+  }
+  ByteRange range{vminvq_u8(vminq_u8(low[0], low[1])), vmaxvq_u8(vmaxq_u8(high[0], high[1])),
+                  vminvq_u8(vminq_u8(low7[0], low7[1])), vmaxvq_u8(vmaxq_u8(high7[0], high7[1]))};
+  const ByteRange tail = byte_range_body(src + i, n - i);  // {0xff, 0, 0x7f, 0} when empty
+  range.low = tail.low < range.low ? tail.low : range.low;
+  range.high = tail.high > range.high ? tail.high : range.high;
+  range.low7 = tail.low7 < range.low7 ? tail.low7 : range.low7;
+  range.high7 = tail.high7 > range.high7 ? tail.high7 : range.high7;
+  return range;
+}
+
+}  // namespace
+
+HuffKernels neon_huff_kernels() { return {encode_bulk_neon, decode_bulk_neon, byte_range_neon}; }
+
+}  // namespace wirezip::codecs::huff

@@ -1,0 +1,51 @@
+#pragma once
+// Internal: what codes one byte plane inside a frame. Each implementation owns its library
+// context (created once, reused), and is used by one thread at a time, like the Codec that holds it.
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "wirezip/codecs/bytegroup.hpp"
+#include "wirezip/codecs/decoders.hpp"
+#include "wirezip/codecs/format_ids.hpp"
+
+namespace wirezip::codecs {
+
+class PlaneCoder {
+ public:
+  virtual ~PlaneCoder() = default;
+  virtual CoderId id() const = 0;
+  // Capacity encode() needs for n input bytes.
+  virtual std::size_t bound(std::size_t n) const = 0;
+  // Encodes src into dst (dst.size() >= bound(src.size())); returns the bytes written.
+  virtual std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) = 0;
+  // Decodes exactly dst.size() bytes. Malformed input, or input that decodes to any other size,
+  // throws wirezip::Error; nothing is written outside dst.
+  virtual void decode(std::span<const std::byte> src, std::span<std::byte> dst) = 0;
+};
+
+// Planes are plain LZ4 blocks; `decoder` (the seam's lz4 backend) decodes them.
+std::unique_ptr<PlaneCoder> make_lz4_coder(int acceleration, std::unique_ptr<StreamDecoder> decoder);
+// force_literals: Huffman-code literals even at the fast (negative) levels that skip it by default.
+std::unique_ptr<PlaneCoder> make_zstd_coder(int level, bool force_literals);
+// htscodecs rANS 4x16 (32-way interleaved, SIMD chosen by the library), order 0.
+std::unique_ptr<PlaneCoder> make_rans_coder();
+// ISA-L igzip deflate at `level`, with Huffman tables built from each plane's histogram; planes are
+// raw DEFLATE streams, decoded by `decoder`.
+std::unique_ptr<PlaneCoder> make_igzip_coder(int level, std::unique_ptr<StreamDecoder> decoder);
+// wirezip's own 4-stream order-0 Huffman coder (huff.cpp), its hot loops from `path`
+// (huff_kernels.hpp). Every path writes the same bytes.
+std::unique_ptr<PlaneCoder> make_huff_coder(SimdPath path = best_simd_path());
+// Literal-only raw DEFLATE streams written by wirezip (deflate_coder.cpp), decoded by `decoder`.
+std::unique_ptr<PlaneCoder> make_deflate_coder(std::unique_ptr<StreamDecoder> decoder);
+// wirezip's own order-0 tANS coder (ans.cpp): fractional bits per symbol, near the order-0 bound.
+std::unique_ptr<PlaneCoder> make_ans_coder();
+
+// Library versions for --list-codecs and the benchmark context.
+std::string lz4_version();
+std::string zstd_version();
+std::string htscodecs_version_string();
+std::string isal_version();
+
+}  // namespace wirezip::codecs

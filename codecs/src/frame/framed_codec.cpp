@@ -1,0 +1,184 @@
+// Every wirezip codec: optional byte grouping, each plane coded on its own (or stored raw when it
+// would not shrink), wrapped in the self-describing frame of frame.hpp.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "codec_factories.hpp"
+#include "coders/plane_coder.hpp"
+#include "frame/fused_passes.hpp"
+#include "planes/plane_layout.hpp"
+#include "wirezip/codecs/bytegroup.hpp"
+#include "wirezip/codecs/entropy.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::codecs {
+namespace {
+
+class FramedCodec final : public Codec {
+ public:
+  FramedCodec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder, PlaneLayout layout)
+      : spec_(std::move(spec)), width_(width), layout_(layout), coder_(std::move(coder)) {}
+
+  const std::string& spec() const override { return spec_; }
+  std::size_t element_width() const override { return width_; }
+
+  std::size_t max_compressed_size(std::size_t n) const override {
+    const std::size_t plane = n / width_;
+    const std::size_t stored = coder_ ? std::max(plane, coder_->bound(plane)) : plane;
+    return FrameHeader::header_size(width_) + width_ * stored + n % width_;
+  }
+
+  std::size_t compress(std::span<const std::byte> src, std::span<std::byte> dst) override;
+  std::size_t decompress(std::span<const std::byte> src, std::span<std::byte> dst) override;
+
+ private:
+  CoderId coder_id() const { return coder_ ? coder_->id() : CoderId::raw; }
+  // Codes one plane at `out` (capacity checked by the caller); stores it raw when coding does not pay.
+  PlaneEntry put_plane(std::span<const std::byte> plane, std::byte* out);
+  // Splits src into planes and returns src's checksum: one fused pass (fused_passes.hpp).
+  std::uint64_t split_hashed(std::span<const std::byte> src, std::span<std::byte* const> planes) {
+    hash_.reset();
+    split_and_hash(layout_, src, width_, planes, hash_);
+    return hash_.digest();
+  }
+
+  std::string spec_;
+  std::size_t width_;
+  PlaneLayout layout_;  // byte planes or the exponent split
+  std::unique_ptr<PlaneCoder> coder_;  // null: planes are stored raw
+  std::vector<std::byte> scratch_;     // split planes (compress) or decoded planes (decompress)
+  std::vector<std::byte> probe_;       // samples of each plane, to choose raw planes before the split
+  ChecksumStream hash_;
+};
+
+// True when every byte equals the first. Comparing the plane with itself shifted by one stops at the
+// first difference, so a plane with any structure costs a few bytes of this, a constant one a pass.
+bool is_constant(std::span<const std::byte> plane) {
+  return !plane.empty() && std::memcmp(plane.data(), plane.data() + 1, plane.size() - 1) == 0;
+}
+
+PlaneEntry FramedCodec::put_plane(std::span<const std::byte> plane, std::byte* out) {
+  // Zero tensors and constant fills (ones, a bias) cost one byte per plane, whatever the coder.
+  if (is_constant(plane)) {
+    *out = plane.front();
+    return {PlaneMode::constant, 1};
+  }
+  if (!looks_incompressible(plane)) {
+    std::size_t size = coder_->encode(plane, {out, coder_->bound(plane.size())});
+    if (size < plane.size()) return {PlaneMode::coded, static_cast<std::uint32_t>(size)};
+  }
+  std::copy_n(plane.data(), plane.size(), out);
+  return {PlaneMode::raw, static_cast<std::uint32_t>(plane.size())};
+}
+
+std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std::byte> dst) {
+  const std::size_t plane = checked_plane_size(spec_, src.size(), dst.size(), max_compressed_size(src.size()), width_);
+
+  // Width 1 (memcpy, the ceiling, and whole-chunk coders) hashes, then copies or codes, as it always has.
+  FrameHeader header{.coder = coder_id(), .element_width = static_cast<std::uint8_t>(width_), .layout = layout_,
+                     .original_size = src.size(), .checksum = width_ == 1 ? frame_checksum(src) : 0};
+  std::byte* out = dst.data() + header.encoded_size();
+  if (!coder_) {
+    // Raw planes go straight into the frame: one pass, the cost of byte grouping alone.
+    std::array<std::byte*, kMaxElementWidth> planes{};
+    for (std::size_t k = 0; k < width_; ++k) {
+      planes[k] = out + k * plane;
+      header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
+    }
+    if (width_ == 1) split_layout(layout_, src, width_, {planes.data(), width_});
+    if (width_ > 1) header.checksum = split_hashed(src, {planes.data(), width_});
+    out += width_ * plane;
+  } else if (width_ == 1) {
+    header.planes[0] = put_plane(src.first(plane), out);
+    out += header.planes[0].stored_size;
+  } else {
+    // A plane the probe finds near-random is stored raw, and raw planes come first in the frame
+    // (frame.hpp), so the split writes it straight into its place; the others go to scratch and
+    // are coded after the raw ones.
+    const std::uint32_t raw = incompressible_planes(layout_, src, width_, probe_);
+    scratch_.resize(width_ * plane);
+    std::array<std::byte*, kMaxElementWidth> planes{};
+    for (std::size_t k = 0; k < width_; ++k) {
+      planes[k] = raw >> k & 1 ? out : scratch_.data() + k * plane;
+      if (raw >> k & 1) {
+        header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
+        out += plane;
+      }
+    }
+    header.checksum = split_hashed(src, {planes.data(), width_});
+    for (std::size_t k = 0; k < width_; ++k) {
+      if (raw >> k & 1) continue;
+      if (is_constant({planes[k], plane})) {  // one byte, as put_plane stores it
+        *out = planes[k][0];
+        header.planes[k] = {PlaneMode::constant, 1};
+        out += 1;
+        continue;
+      }
+      const std::size_t size = coder_->encode({planes[k], plane}, {out, coder_->bound(plane)});
+      if (size < plane) {
+        header.planes[k] = {PlaneMode::coded, static_cast<std::uint32_t>(size)};
+        out += size;
+        continue;
+      }
+      // Coding did not pay after all: the plane joins the raw ones in plane order, after those of
+      // lower index (every plane before k is settled) and before the rest of what is written.
+      std::byte* at = dst.data() + header.encoded_size();
+      for (std::size_t j = 0; j < k; ++j)
+        if (header.planes[j].mode == PlaneMode::raw) at += plane;
+      std::memmove(at + plane, at, static_cast<std::size_t>(out - at));
+      std::copy_n(planes[k], plane, at);
+      out += plane;
+      header.planes[k] = {PlaneMode::raw, static_cast<std::uint32_t>(plane)};
+    }
+  }
+  return finish_frame(header, src, out, dst);
+}
+
+std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<std::byte> dst) {
+  const FrameHeader header = read_frame_header(src);
+  if (header.coder != coder_id())
+    fail("{}: frame was coded with {}, this codec uses {}", spec_, coder_name(header.coder), coder_name(coder_id()));
+  if (header.element_width != width_)
+    fail("{}: frame has element width {}, this codec uses {}", spec_, header.element_width, width_);
+  if (header.layout != layout_)
+    fail("{}: frame has plane layout {}, this codec uses {}", spec_, layout_name(header.layout), layout_name(layout_));
+  if (header.original_size > dst.size())
+    fail("{}: frame holds {} bytes, output has room for {}", spec_, header.original_size, dst.size());
+  const std::size_t plane = header.plane_size();
+  std::span<std::byte> whole = dst.first(width_ * plane);
+
+  const auto offsets = plane_offsets(header);
+  std::array<const std::byte*, kMaxElementWidth> planes{};
+  if (width_ > 1) scratch_.resize(width_ * plane);
+  for (std::size_t k = 0; k < width_; ++k) {
+    const PlaneEntry& entry = header.planes[k];
+    const std::byte* in = src.data() + offsets[k];
+    // With one plane, decode straight into the destination; otherwise into scratch, then merge.
+    std::span<std::byte> target = width_ == 1 ? whole : std::span(scratch_).subspan(k * plane, plane);
+    if (entry.mode == PlaneMode::coded) {
+      coder_->decode({in, entry.stored_size}, target);
+      planes[k] = target.data();
+    } else if (entry.mode == PlaneMode::constant) {
+      std::fill(target.begin(), target.end(), *in);
+      planes[k] = target.data();
+    } else if (width_ == 1) {
+      std::copy_n(in, target.size(), target.data());
+    } else {
+      planes[k] = in;  // raw planes merge straight from the frame
+    }
+  }
+  if (width_ > 1) return restore_and_verify(header, {planes.data(), width_}, src, dst, hash_);  // each block hashed while hot
+  verify_checksum(header, frame_checksum(whole));
+  return header.original_size;
+}
+
+}  // namespace
+
+std::unique_ptr<Codec> make_framed_codec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder,
+                                         PlaneLayout layout) {
+  return std::make_unique<FramedCodec>(std::move(spec), width, std::move(coder), layout);
+}
+
+}  // namespace wirezip::codecs
