@@ -47,6 +47,22 @@ def start_server(bench, *args):
     return server, int(match[1])
 
 
+def wait_for_cpu_seconds(process, seconds, timeout_s=120):
+    """Until the process has used `seconds` of CPU (all threads, from /proc/PID/stat): a link's
+    set-up costs a server a few milliseconds, so past this it is receiving a case's writes."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with open(f"/proc/{process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
+            return
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited ({process.returncode}) before using {seconds} s of CPU")
+        time.sleep(0.05)
+    raise AssertionError(f"the server used under {seconds} s of CPU in {timeout_s} s")
+
+
 def one_line_error(test, bench, args, expect):
     """Asserts that `bench args` is refused as bad usage: exit status 2 and exactly one stderr line
     containing `expect`, before any case ran (nothing on stdout)."""

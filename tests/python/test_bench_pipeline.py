@@ -5,7 +5,7 @@ import subprocess
 import time
 import unittest
 
-from bench_process import binary, one_line_error, run_json, start_server, stop
+from bench_process import binary, one_line_error, run_json, start_server, stop, wait_for_cpu_seconds
 
 BENCH = binary("bench_pipeline")
 DATA = "synthetic:weights:size=4MiB:seed=2"
@@ -80,7 +80,7 @@ class TwoProcesses(unittest.TestCase):
                                    "--datasets=synthetic:weights:size=32MiB", "--benchmark_min_time=5",
                                    "--timeout-ms=3000", "--benchmark_format=json"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(2.5)
+        wait_for_cpu_seconds(server, 0.5)  # the case is under way, however slow or busy this host is
         stop(server)
         start = time.monotonic()
         out, _ = client.communicate(timeout=90)

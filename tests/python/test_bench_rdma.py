@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from bench_process import binary, failure_summary, one_line_errors, run_json, start_server, stop
+from bench_process import binary, failure_summary, one_line_errors, run_json, start_server, stop, wait_for_cpu_seconds
 
 BENCH = binary("bench_rdma")
 QUICK = ["--sizes=64KiB,1MiB", "--buffer=8MiB", "--benchmark_min_time=0.01", "--timeout-ms=3000"]
@@ -14,22 +14,6 @@ QUICK = ["--sizes=64KiB,1MiB", "--buffer=8MiB", "--benchmark_min_time=0.01", "--
 
 def has_verbs_device():
     return os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
-
-
-def wait_for_cpu_seconds(process, seconds, timeout_s=120):
-    """Until the process has used `seconds` of CPU (all threads, from /proc/PID/stat): a link's
-    set-up costs a server a few milliseconds, so past this it is receiving a case's writes."""
-    tick = os.sysconf("SC_CLK_TCK")
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with open(f"/proc/{process.pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
-            return
-        if process.poll() is not None:
-            raise AssertionError(f"the server exited ({process.returncode}) before using {seconds} s of CPU")
-        time.sleep(0.05)
-    raise AssertionError(f"the server used under {seconds} s of CPU in {timeout_s} s")
 
 
 class Loopback(unittest.TestCase):
