@@ -1,4 +1,4 @@
-// Synthetic bf16 traffic. The distributions and why they model training traffic are in README.md.
+// Synthetic bf16 traffic. The distributions and why they model training traffic are in datasets/README.md.
 #include "wirezip/datasets/synthetic.hpp"
 
 #include <fmt/format.h>

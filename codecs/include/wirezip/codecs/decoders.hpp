@@ -38,7 +38,7 @@ struct DecoderInfo {
 // Every backend in the table, built or not, deflate ones first.
 std::vector<DecoderInfo> list_decoders();
 
-// What a spec without decoder= uses: the fastest backend measured here (README, bench_codec).
+// What a spec without decoder= uses: the fastest backend measured here (docs/RESULTS.md, "Decoder backends").
 std::string_view default_decoder(StreamFormat format);
 
 // Throws wirezip::Error naming the valid backends for the format, or why NAME is not built.

@@ -14,7 +14,7 @@
 namespace wirezip::codecs {
 
 // The best wirezip codec on bf16 training traffic: the best ratio that still leads every peer in
-// both directions (by bench_codec measurements; see README, "Measured here").
+// both directions (by bench_codec measurements; see docs/RESULTS.md, "Codecs").
 inline constexpr std::string_view kBestCodecSpec = "bytegroup:split=exponent+huff";
 
 // parse_codec_spec(spec).make(): for tests and tools that hold spec text.
