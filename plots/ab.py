@@ -31,9 +31,9 @@ import paired
 from ab_sides import BENCHES, BadInput, make_sides, run_env
 
 # Per binary: the gated metric, rounds and repetitions per run when no flag says otherwise.
-# bench_codec's were chosen by --calibrate (docs/GATE.md): 20 short rounds detect a 10% change
+# bench_codec's were chosen by --calibrate (docs/GATE.md): 30 short rounds detect a 10% change
 # where 10 longer ones missed a quarter of them, and the CPU-time rate drifts less than wall time.
-DEFAULTS = {"bench_codec": {"metric": "cpu_bytes_per_second", "rounds": 20, "reps": 3},
+DEFAULTS = {"bench_codec": {"metric": "cpu_bytes_per_second", "rounds": 30, "reps": 3},
             "bench_rdma": {"metric": "bytes_per_second", "rounds": 10, "reps": 5},
             "bench_pipeline": {"metric": "bytes_per_second", "rounds": 10, "reps": 5},
             "bench_collective": {"metric": "busbw", "rounds": 10, "reps": 5}}
@@ -62,7 +62,7 @@ def parse_args(argv):
     p.add_argument("--cases", default="gated", choices=("gated", "all"),
                    help="bench_codec without --codecs/--datasets/--chunks after --: the gated set (default; "
                         "docs/GATE.md) or all: the binary's own defaults")
-    p.add_argument("--rounds", type=int, help="rounds, each one run of A and one of B (default 20 for bench_codec, "
+    p.add_argument("--rounds", type=int, help="rounds, each one run of A and one of B (default 30 for bench_codec, "
                    "10 for the others)")
     p.add_argument("--seed", type=int, help="seed of the per-round order (default: drawn, and printed)")
     p.add_argument("--min-time", default="0.01", help="--benchmark_min_time of each run in s (default 0.01)")

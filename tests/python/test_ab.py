@@ -164,7 +164,7 @@ class CompareHook(unittest.TestCase):
 class Defaults(unittest.TestCase):
     def test_bench_codec_defaults_to_twenty_rounds_of_three_and_the_others_to_ten_of_five(self):
         codec = ab.parse_args(["--codec-a=x", "--codec-b=y"])
-        self.assertEqual((codec.rounds, codec.reps), (20, 3))
+        self.assertEqual((codec.rounds, codec.reps), (30, 3))
         rdma = ab.parse_args(["--bench=bench_rdma", "--peer-a=h:1", "--peer-b=h:2"])
         self.assertEqual((rdma.rounds, rdma.reps), (10, 5))
         given = ab.parse_args(["--rounds=7", "--reps=2"])
