@@ -25,7 +25,6 @@
 
 namespace wirezip::rdma::session {
 
-inline constexpr std::uint32_t kKeepalive = kKeepaliveImm;  // active -> passive, zero bytes: "still here"
 inline constexpr std::size_t kMaxContext = 3072;  // bytes of the passive side's context (JSON)
 
 using Nonce = std::array<std::byte, 32>;
