@@ -7,7 +7,8 @@ runs side A and side B alternately for --rounds rounds (the order within each ro
 seeded RNG, the seed printed), each run --reps short repetitions of every selected case of which
 the round keeps the best, and judges the per-round ratio B/A: both sides of a round saw the same
 machine state, so the drift cancels in the ratio. The statistic (Wilcoxon signed-rank on
-log-ratios, Holm-corrected over the cases) is explained in plots/paired.py.
+log-ratios, Holm-corrected over the cases) is explained in plots/paired.py; the rounds and the gate
+are plots/ab_rounds.py.
 
 Sides: --build-a/--build-b (two build directories), --rev-a/--rev-b (two git revisions, built
 here), --codec-a/--codec-b (two codec specs, one build), --peer-a/--peer-b (two servers).
@@ -22,13 +23,12 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
-import tempfile
 import time
 
 import paired
-from ab_sides import BENCHES, BadInput, make_sides, run_env
+from ab_rounds import GATED_FLAGS, analyse, gate, percent, run_rounds
+from ab_sides import BENCHES, BadInput, make_sides
 
 # Per binary: the gated metric, rounds and repetitions per run when no flag says otherwise.
 # bench_codec's were chosen by --calibrate (docs/GATE.md): 30 short rounds detect a 10% change
@@ -37,11 +37,6 @@ DEFAULTS = {"bench_codec": {"metric": "cpu_bytes_per_second", "rounds": 30, "rep
             "bench_rdma": {"metric": "bytes_per_second", "rounds": 10, "reps": 5},
             "bench_pipeline": {"metric": "bytes_per_second", "rounds": 10, "reps": 5},
             "bench_collective": {"metric": "busbw", "rounds": 10, "reps": 5}}
-# The gated cases of bench_codec (--cases=gated): the default codec, a fast LZ codec and memcpy
-# (always in the run), compress and decompress, on 1 MiB: one round takes ~2 s on 2 vCPUs, so the
-# default rounds fit in the 3-minute CI budget. Each flag applies only where the user gave none.
-GATED_FLAGS = {"bench_codec": {"--codecs": "bytegroup:split=exponent+huff,bytegroup+lz4",
-                               "--datasets": "synthetic:weights:size=1MiB:seed=1", "--chunks": "1MiB"}}
 LOWER_IS_BETTER = ("real_time", "cpu_time", "mr_reg_us", "first_touch_us", "instructions_per_byte")
 OWN_FLAGS = ("--benchmark_repetitions", "--benchmark_out", "--benchmark_out_format", "--benchmark_format")
 
@@ -96,16 +91,6 @@ def paired_repo():
     return os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
 
 
-def percent(text, flag):
-    try:
-        value = float(str(text).rstrip("%")) / 100
-    except ValueError:
-        raise BadInput(f"{flag}: not a percentage: {text}") from None
-    if not 0 <= value < 1:
-        raise BadInput(f"{flag}: must be in [0%, 100%) (got {text})")
-    return value
-
-
 def parse_metric_list(text, bench):
     out = []
     for item in filter(None, (text or DEFAULTS[bench]["metric"]).split(",")):
@@ -129,106 +114,6 @@ def gated_args(args, kind):
     return list(args.bench_args) + [f"{flag}={value}" for flag, value in extra.items() if flag not in given]
 
 
-def add_cpu_rate(row):
-    """cpu_bytes_per_second: the original bytes per CPU-second of the benchmark's threads. Why: on
-    a shared runner a run gets a varying share of a CPU (a wall-time rate drops while it waits
-    for one); the CPU time counts only the time it ran, so the rate moves far less. It means
-    nothing for cases that wait on a link, whose default gate stays bytes_per_second."""
-    if all(isinstance(row.get(k), (int, float)) for k in ("bytes_per_second", "real_time", "cpu_time")) \
-            and row["cpu_time"] > 0:
-        row["cpu_bytes_per_second"] = row["bytes_per_second"] * row["real_time"] / row["cpu_time"]
-
-
-def run_once(side, args, round_index, workdir):
-    """One run of one side: its JSON rows, each tagged with the side and round, names shared by
-    both sides. Raises BadInput when the binary fails without any JSON (a flag it rejects, a
-    peer it cannot reach): a run like that would fail the same way every round."""
-    out = os.path.join(workdir, f"{side['name']}-{round_index}.json")
-    argv = side["command"] + list(args.bench_args) + [
-        f"--benchmark_repetitions={args.reps}", f"--benchmark_min_time={args.min_time}", f"--benchmark_out={out}",
-        "--benchmark_out_format=json"]
-    # A --serve side quits after each client run: with --peer-X, a refused connection is retried
-    # while the server restarts (in the loop docs/GATE.md shows), for at most --peer-wait seconds.
-    deadline = time.monotonic() + (args.peer_wait if side.get("peer") else 0)
-    while True:
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout, env=run_env(args))
-        except subprocess.TimeoutExpired:
-            raise BadInput(f"side {side['name'].upper()} round {round_index}: no result within "
-                           f"{args.run_timeout:g} s (--run-timeout)") from None
-        try:
-            with open(out) as f:
-                data = json.load(f)
-            break
-        except (OSError, ValueError):
-            lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit status {done.returncode}"]
-            if "Connection refused" in lines[-1] and time.monotonic() < deadline:
-                time.sleep(0.5)
-                continue
-            raise BadInput(f"side {side['name'].upper()} ({side['label']}) failed: {lines[-1]}") from None
-    for row in data.get("benchmarks", []):
-        add_cpu_rate(row)
-        row["ab_name"] = row["name"]
-        row["name"] = side["rename"](row["name"])
-        if row.get("run_name"):
-            row["run_name"] = side["rename"](row["run_name"])
-        row["ab_side"], row["ab_round"] = side["name"].upper(), round_index
-    return data, done.returncode
-
-
-def run_rounds(args, sides, seed, log):
-    """Runs the rounds; returns ({side: {"context", "benchmarks"}}, orders, exit statuses)."""
-    rng = random.Random(seed)
-    merged = {s["name"]: {"context": None, "benchmarks": []} for s in sides}
-    orders, statuses = [], []
-    with tempfile.TemporaryDirectory(prefix="wirezip-ab-") as workdir:
-        for r in range(args.rounds):
-            order = sides[:]
-            rng.shuffle(order)
-            orders.append("".join(s["name"].upper() for s in order))
-            for side in order:
-                data, status = run_once(side, args, r, workdir)
-                statuses.append((side["name"], r, status))
-                target = merged[side["name"]]
-                target["context"] = target["context"] or data.get("context", {})
-                target["benchmarks"].extend(data.get("benchmarks", []))
-            log(f"ab: round {r + 1}/{args.rounds} done ({orders[-1]})")
-    return merged, orders, statuses
-
-
-def best(direction, kept, value):
-    """The best of a round's repetitions. Why: a neighbour's load only ever slows a run down, so
-    the fastest of a few short repetitions is the least disturbed one."""
-    if kept is None:
-        return value
-    return max(kept, value) if direction == "higher" else min(kept, value)
-
-
-def analyse(merged, metrics, threshold, alpha):
-    """Per case and metric, the paired comparison; plus the cases broken on a side."""
-    values = {}
-    broken = []
-    for side, data in merged.items():
-        for row in data["benchmarks"]:
-            if row.get("run_type") == "aggregate":
-                continue
-            if row.get("error_occurred") or row.get("verified", 1) != 1:
-                broken.append({"side": side.upper(), "case": row["name"], "round": row["ab_round"],
-                               "reason": row.get("error_message") or f"verified={row.get('verified')}"})
-                continue
-            for metric, direction in metrics:
-                if isinstance(row.get(metric), (int, float)):
-                    by_round = values.setdefault((row["name"], metric), {}).setdefault(side, {})
-                    by_round[row["ab_round"]] = best(direction, by_round.get(row["ab_round"]), row[metric])
-    rows = []
-    for (case, metric), sides in values.items():
-        direction = dict(metrics)[metric]
-        if "a" in sides and "b" in sides:
-            rows.append({"case": case, "metric": metric,
-                         **paired.compare_paired(sides["a"], sides["b"], threshold, alpha, direction)})
-    return paired.holm(rows, alpha), broken
-
-
 def report(rows, broken, threshold):
     lines = ["| case | metric | A median | B median | B/A median | CI | p | verdict |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -242,15 +127,6 @@ def report(rows, broken, threshold):
     for b in broken:
         lines.append(f"broken: side {b['side']} round {b['round']}: {b['case']}: {b['reason']}")
     return "\n".join(lines)
-
-
-def gate(rows, broken, threshold):
-    regressions = [r for r in rows if r["verdict"] == "regression"]
-    broken_b = [b for b in broken if b["side"] == "B"]
-    ok = not regressions and not broken_b
-    why = [f"{len(regressions)} regression(s) past {100 * threshold:g}%"] if regressions else []
-    why += [f"{len(broken_b)} broken run(s) of a case on side B"] if broken_b else []
-    return ok, ("ab: gate: PASS" if ok else "ab: gate: FAIL: " + ", ".join(why))
 
 
 def run_ab(args, log=print):

@@ -24,7 +24,7 @@ import time
 import compare_sides
 import icount
 import paired
-from ab import GATED_FLAGS, analyse, gate, percent, run_rounds
+from ab_rounds import GATED_FLAGS, analyse, gate, percent, run_rounds
 from ab_sides import BadInput, binary_in, codec_rename, same
 
 DEFAULT_ARGS = [f"--datasets={GATED_FLAGS['bench_codec']['--datasets']}"]

@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 import time
 
+from ab_rounds import percent
 from ab_sides import BadInput, make_sides
 
 TOGGLE = "*timed_codec_pass*"
@@ -131,7 +132,6 @@ def check_args(args):
 
 
 def main(args, log=print):
-    from ab import percent
     threshold = percent(args.icount_threshold, "--icount-threshold")
     check_args(args)
     kind, sides = make_sides(args, log)

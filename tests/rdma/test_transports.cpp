@@ -7,7 +7,7 @@
 
 #include "wirezip/rdma/transport.hpp"
 #include "wirezip/util/error.hpp"
-#include "../rdma/src/tcp_socket.hpp"
+#include "../../rdma/src/tcp_socket.hpp"
 
 namespace wirezip::rdma {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "../pipeline/src/wire.hpp"
+#include "../../pipeline/src/wire.hpp"
 #include "wirezip/datasets/dataset.hpp"
 #include "wirezip/pipeline/pipeline.hpp"
 #include "wirezip/pipeline/serve_thread.hpp"

@@ -13,10 +13,10 @@
 #include "error_of.hpp"
 #include "wirezip/rdma/transport.hpp"
 #include "wirezip/util/error.hpp"
-#include "../rdma/src/protocol.hpp"
-#include "../rdma/src/session.hpp"
-#include "../rdma/src/tcp_frames.hpp"
-#include "../rdma/src/tcp_socket.hpp"
+#include "../../rdma/src/protocol.hpp"
+#include "../../rdma/src/session.hpp"
+#include "../../rdma/src/tcp_frames.hpp"
+#include "../../rdma/src/tcp_socket.hpp"
 
 namespace wirezip::rdma {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "wirezip/util/error.hpp"
-#include "../pipeline/src/wire.hpp"
+#include "../../pipeline/src/wire.hpp"
 
 namespace wirezip::pipeline {
 namespace {
