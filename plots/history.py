@@ -5,6 +5,8 @@
   history check                  judges the newest run of each case against its runner class's earlier
                                  runs (E-divisive change points and a Mann-Whitney step test);
                                  --expect=FILE adds absolute bounds (plots/expect.py)
+  history html OUT_DIR           writes a static dashboard (index.html, a page per case) that opens
+                                 from file:// with no network
 
 The database is --db=PATH, else $WIREZIP_HISTORY, else results/history.sqlite.
 Exit status: 0 fine, 1 a significant regression, a broken case or a missed bound (check), 2 bad input (one line on
@@ -14,13 +16,30 @@ corrupt or another program's (left untouched), a bad option.
 import argparse
 import json
 import math
+import os
 import sys
 
 import expect
 import history_check
+import history_html
 import history_store
 from compare_input import BadInput
 from compare_sides import parse_metrics
+
+
+def add_check_options(p):
+    """The options of check's rules; html shows the same verdicts, so it takes them too."""
+    p.add_argument("--metrics", default="bytes_per_second",
+                   help="comma-separated; a metric of unknown direction as NAME:higher or NAME:lower")
+    p.add_argument("--threshold", default="5%", help="relative move counted as a regression (default 5%%)")
+    p.add_argument("--alpha", default="0.05", help="significance of both rules, in (0, 1) (default 0.05)")
+    p.add_argument("--permutations", type=int, default=199, help="permutations per change-point test (default 199)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the permutations (default 1)")
+    p.add_argument("--recent", type=int, default=10,
+                   help="a change point among this many newest runs counts (default 10)")
+    p.add_argument("--last", type=int, default=100,
+                   help="newest runs of each series the rules read (default 100; the test's cost grows as N^2)")
+    p.add_argument("--window", type=int, default=5, help="earlier runs the step test pools (default 5)")
 
 
 def parse_args(argv):
@@ -36,20 +55,15 @@ def parse_args(argv):
     mrg = sub.add_parser("merge", parents=[common], help="copy the runs of other histories into the database")
     mrg.add_argument("sources", nargs="+", metavar="FROM.sqlite")
     chk = sub.add_parser("check", parents=[common], help="judge the newest run of each case")
-    chk.add_argument("--metrics", default="bytes_per_second",
-                     help="comma-separated; a metric of unknown direction as NAME:higher or NAME:lower")
-    chk.add_argument("--threshold", default="5%", help="relative move counted as a regression (default 5%%)")
-    chk.add_argument("--alpha", default="0.05", help="significance of both rules, in (0, 1) (default 0.05)")
-    chk.add_argument("--permutations", type=int, default=199, help="permutations per change-point test (default 199)")
-    chk.add_argument("--seed", type=int, default=1, help="seed of the permutations (default 1)")
-    chk.add_argument("--recent", type=int, default=10,
-                     help="a change point among this many newest runs counts (default 10)")
-    chk.add_argument("--last", type=int, default=100,
-                     help="newest runs of each series the rules read (default 100; the test's cost grows as N^2)")
-    chk.add_argument("--window", type=int, default=5, help="earlier runs the step test pools (default 5)")
+    add_check_options(chk)
     chk.add_argument("--expect", metavar="FILE",
-                     help="absolute bounds, one 'CASE_GLOB METRIC >= VALUE' (or <=) a line; exit 1 when one is missed")
+                   help="absolute bounds, one 'CASE_GLOB METRIC >= VALUE' (or <=) a line; exit 1 when one is missed")
     chk.add_argument("--json-out", metavar="FILE", help="also write the findings as JSON")
+    web = sub.add_parser("html", parents=[common], help="write a static dashboard into OUT_DIR")
+    web.add_argument("out_dir", metavar="OUT_DIR")
+    web.add_argument("--chart-js", metavar="PATH", help="Chart.js (>= 3) to copy into the site (default: Debian's "
+                                                        "libjs-chart.js)")
+    add_check_options(web)
     return p.parse_args(argv)
 
 
@@ -118,11 +132,23 @@ def run_check(args, path):
     return 1 if failing or bounds else 0
 
 
+def run_html(args, path):
+    metrics, opts = parse_metrics(args.metrics), check_options(args)
+    chart_js = history_html.find_chart_js(args.chart_js)
+    db = history_store.open_db(path, create=False)
+    try:
+        pages = history_html.build(db, args.out_dir, metrics, opts, chart_js)
+    finally:
+        db.close()
+    print(f"{os.path.join(args.out_dir, 'index.html')}: {pages} series")
+    return 0
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     path = args.db or history_store.default_path()
     try:
-        return {"record": run_record, "merge": run_merge, "check": run_check}[args.command](args, path)
+        return {"record": run_record, "merge": run_merge, "check": run_check, "html": run_html}[args.command](args, path)
     except BadInput as e:
         print(f"history: {e}", file=sys.stderr)
         return 2

@@ -22,17 +22,18 @@ REPETITION = "repetition"
 
 
 def load_series(db, metric):
-    """{(runner class, case): [run]} with runs oldest first; a run is {"git_sha", "date", "status",
+    """{(runner class, case): [run]} with runs oldest first; a run is {"run_id", "git_sha", "date", "status",
     "reason", "reps": [values], "value": the run's median aggregate, else its mean, else the median
     of its repetitions, or None}."""
     cases = {}
-    rows = db.execute("SELECT c.id, c.runner_class, c.name, c.status, c.reason, r.git_sha, r.date, s.kind, s.value "
+    rows = db.execute("SELECT c.id, c.runner_class, c.name, c.status, c.reason, r.id, r.git_sha, r.date, s.kind, "
+                      "s.value "
                       "FROM cases c JOIN runs r ON r.id = c.run_id "
                       "LEFT JOIN samples s ON s.case_id = c.id AND s.metric = ? "
                       "ORDER BY r.date, r.id, c.id, s.repetition", (metric,))
-    for case_id, klass, name, status, reason, sha, date, kind, value in rows:
-        run = cases.setdefault(case_id, {"key": (klass, name), "git_sha": sha, "date": date, "status": status,
-                                         "reason": reason, "values": {}})
+    for case_id, klass, name, status, reason, run_id, sha, date, kind, value in rows:
+        run = cases.setdefault(case_id, {"key": (klass, name), "run_id": run_id, "git_sha": sha, "date": date,
+                                         "status": status, "reason": reason, "values": {}})
         if kind is not None:
             run["values"].setdefault(kind, []).append(value)
     series = {}
