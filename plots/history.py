@@ -7,6 +7,8 @@
                                  --expect=FILE adds absolute bounds (plots/expect.py)
   history html OUT_DIR           writes a static dashboard (index.html, a page per case) that opens
                                  from file:// with no network
+  history export --format=F      the newest run of each series as Bencher's BMF (bmf) or
+                                 github-action-benchmark's custom JSON (github-action-benchmark)
 
 The database is --db=PATH, else $WIREZIP_HISTORY, else results/history.sqlite.
 Exit status: 0 fine, 1 a significant regression, a broken case or a missed bound (check), 2 bad input (one line on
@@ -21,6 +23,7 @@ import sys
 
 import expect
 import history_check
+import history_export
 import history_html
 import history_store
 from compare_input import BadInput
@@ -64,6 +67,11 @@ def parse_args(argv):
     web.add_argument("--chart-js", metavar="PATH", help="Chart.js (>= 3) to copy into the site (default: Debian's "
                                                         "libjs-chart.js)")
     add_check_options(web)
+    exp = sub.add_parser("export", parents=[common], help="the newest run of each series in a hosted tracker's format")
+    exp.add_argument("--format", required=True, choices=history_export.FORMATS)
+    exp.add_argument("--metrics", default="bytes_per_second",
+                     help="comma-separated, as for check (github-action-benchmark: one direction per file)")
+    exp.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
     return p.parse_args(argv)
 
 
@@ -144,11 +152,23 @@ def run_html(args, path):
     return 0
 
 
+def run_export(args, path):
+    metrics = parse_metrics(args.metrics)
+    db = history_store.open_db(path, create=False)
+    try:
+        out = history_export.export(db, args.format, metrics)
+    finally:
+        db.close()
+    history_export.write(out, args.output)
+    return 0
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     path = args.db or history_store.default_path()
     try:
-        return {"record": run_record, "merge": run_merge, "check": run_check, "html": run_html}[args.command](args, path)
+        return {"record": run_record, "merge": run_merge, "check": run_check, "html": run_html,
+                "export": run_export}[args.command](args, path)
     except BadInput as e:
         print(f"history: {e}", file=sys.stderr)
         return 2
