@@ -3,7 +3,10 @@
 //
 //   mpirun -np N bench_collective [--ops=all_gather,reduce_scatter,all_reduce] [--codecs=SPEC,...]
 //       [--sizes=1MiB:256MiB:x2] [--chunk=1MiB] [--depth=8] [--dataset=synthetic:gradients]
-//       [--transport=mpi|tcp|verbs] [--bind=ADDRESS] [--timeout-ms=10000] [--benchmark_* flags]
+//       [--transport=mpi|tcp|verbs] [--bind=ADDRESS] [--timeout-ms=10000]
+//       [--placements=out-of-place,in-place] [--benchmark_* flags]
+// After the cases, rank 0 prints nccl-tests' table (time, algbw, busbw, #wrong per placement) and
+// its closing average bus bandwidth; a case with any wrong value fails (exit 1).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -37,6 +40,7 @@ using namespace wirezip;
 struct Flags {
   std::string ops = "all_gather,reduce_scatter,all_reduce", codecs = std::string(codecs::kBestCodecSpec) + ",bytegroup+lz4";
   std::string sizes = "1MiB:256MiB:x2", chunk = "1MiB", dataset = "synthetic:gradients", transport = "mpi", bind;
+  std::string placements = "out-of-place,in-place";
   std::size_t depth = 8;
   long timeout_ms = 10000;
 };
@@ -47,6 +51,7 @@ struct Config {
   std::vector<codecs::CodecSpec> codecs;  // memcpy first: the ceiling
   std::vector<std::size_t> sizes;   // requested; each case uses the layout's whole shards
   std::size_t chunk = 0;
+  std::vector<bool> in_place;  // the placements asked for: false out-of-place, true in-place
 };
 
 Config validate(const Flags& f, int ranks) {
@@ -67,6 +72,13 @@ Config validate(const Flags& f, int ranks) {
     if (std::find(config.codecs.begin(), config.codecs.end(), spec) == config.codecs.end())
       config.codecs.push_back(std::move(spec));
   }
+  for (const std::string& placement : flag::list("--placements", f.placements)) {
+    if (placement != "out-of-place" && placement != "in-place")
+      fail("--placements={}: expected out-of-place, in-place or both", f.placements);
+    const bool in_place = placement == "in-place";
+    if (std::find(config.in_place.begin(), config.in_place.end(), in_place) == config.in_place.end())
+      config.in_place.push_back(in_place);
+  }
   try {
     config.chunk = parse_size(f.chunk);
     for (std::uint64_t size : collective::parse_size_sweep(f.sizes)) {
@@ -85,14 +97,18 @@ void register_cases(harness::CollectiveRun& run, const Config& config, const std
   for (collective::Op op : config.ops)
     for (std::size_t size : config.sizes) {
       const std::size_t bytes = collective::Layout::make(size, run.ranks, config.chunk).total_bytes();
+      // In-place cases end in /inplace:1; out-of-place ones keep the names they always had.
       auto add = [&](harness::CollectiveImpl impl, const codecs::CodecSpec& codec) {
-        const std::string name = fmt::format("collective/{}/{}/{}/size:{}/ranks:{}{}", collective::op_name(op),
-                                             harness::impl_name(impl), codec.empty() ? "none" : codec.text(), bytes, run.ranks,
-                                             impl == harness::CollectiveImpl::ring ? suffix : "");
-        harness::CollectiveCase c{&run, op, impl, codec, size};
-        harness::register_case(name, [c](benchmark::State& state) { harness::run_collective_case(state, c); })
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
+        for (bool in_place : config.in_place) {
+          const std::string name = fmt::format("collective/{}/{}/{}/size:{}/ranks:{}{}{}", collective::op_name(op),
+                                               harness::impl_name(impl), codec.empty() ? "none" : codec.text(), bytes,
+                                               run.ranks, impl == harness::CollectiveImpl::ring ? suffix : "",
+                                               in_place ? "/inplace:1" : "");
+          harness::CollectiveCase c{&run, op, impl, codec, size, in_place};
+          harness::register_case(name, [c](benchmark::State& state) { harness::run_collective_case(state, c); })
+              ->UseManualTime()
+              ->Unit(benchmark::kMillisecond);
+        }
       };
       add(harness::CollectiveImpl::ring, codecs::CodecSpec());
       for (const codecs::CodecSpec& codec : config.codecs) add(harness::CollectiveImpl::ring, codec);
@@ -151,7 +167,12 @@ int run(int argc, char** argv, const Flags& f, const Config& config, mpi::Sessio
   register_cases(run, config, f.transport);
   if (run.rank == 0) {
     add_context(argc, argv, session, hosts, f, data);
-    return harness::exit_status("bench_collective", harness::run_cases());
+    const harness::CaseOutcome outcome = harness::run_cases();
+    // nccl-tests' table after Google Benchmark's; on stderr when stdout carries JSON or CSV.
+    const bool console = harness::benchmark_format_from_cmdline() == "console";
+    fmt::print(console ? stdout : stderr, "{}", run.table.text());
+    std::fflush(console ? stdout : stderr);
+    return harness::exit_status("bench_collective", outcome);
   }
   harness::SilentReporter silent;
   benchmark::RunSpecifiedBenchmarks(&silent);
@@ -197,6 +218,9 @@ int main(int argc, char** argv) {
   app.add_option("--ops", f.ops, "collectives: all_gather, reduce_scatter, all_reduce")->capture_default_str();
   app.add_option("--codecs", f.codecs, "codec specs for the compressed ring (memcpy is always added)")->capture_default_str();
   app.add_option("--sizes", f.sizes, "tensor sizes: FROM:TO:xFACTOR or a list (nccl-tests' -b -e -f)")->capture_default_str();
+  app.add_option("--placements", f.placements,
+                 "out-of-place (result in its own buffer), in-place (result over the input), or both (nccl-tests)")
+      ->capture_default_str();
   app.add_option("--chunk", f.chunk, "chunk size: the unit compressed and sent")->capture_default_str();
   app.add_option("--depth", f.depth, "receives posted ahead of the chunk being handled")->capture_default_str();
   app.add_option("--dataset", f.dataset, "synthetic:KIND; rank r uses seed r + 1")->capture_default_str();

@@ -4,7 +4,8 @@
 
 One row per op and size: busbw of MPI's own collective, the raw ring, the compressed ring per
 codec, each ring's ratio and the raw ring over MPI; one panel per op of busbw against size, the
-model's prediction dashed. Failed or unverified cases are listed, never plotted."""
+model's prediction dashed; out-of-place cases only. Failed or unverified cases (in-place ones
+too) are listed, never plotted."""
 import argparse
 import os
 import sys
@@ -30,6 +31,8 @@ def load(path):
         if "error" in case or case.get("verified") != 1:
             failed.append((case["name"], case.get("error", "not verified")))
             continue
+        if case.get("inplace"):
+            continue  # nccl-tests' in-place form: bench_collective's own table shows it beside out-of-place
         label = case["impl"] if case["codec"] == "none" else f"ring+{case['codec']}"
         cases.setdefault((case["op"], case["size"]), {})[label] = case
     if not cases and not failed:

@@ -173,8 +173,10 @@ class Ring::Pass {
       add(arrived, arrived, own);
       return send(index + k_, arrived, length);
     }
-    decompress(arrived, sum);
-    add(sum, sum, own);
+    // The partial sum comes apart from `sum`: in place, the last step's `sum` is `own`.
+    const std::span<std::byte> partial = std::span(ring_.scratch_).first(length);
+    decompress(arrived, partial);
+    add(sum, partial, own);
     if (!forward) return;
     const std::size_t size = compress(sum, channel_.send_slot(index + k_));
     send(index + k_, channel_.send_slot(index + k_).first(size), length);

@@ -36,21 +36,27 @@ void mpi_all_gather(MPI_Comm comm, const collective::Layout& layout, std::span<c
                     std::span<std::byte> out) {
   check_sizes(shard, layout.shard_bytes, out, layout.total_bytes());
   const int count = elements(layout.shard_bytes);
-  check(MPI_Allgather(shard.data(), count, MPI_UINT16_T, out.data(), count, MPI_UINT16_T, comm), "MPI_Allgather");
+  int rank = 0;
+  check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  const bool in_place = shard.data() == out.data() + static_cast<std::size_t>(rank) * layout.shard_bytes;
+  const void* send = in_place ? MPI_IN_PLACE : shard.data();
+  check(MPI_Allgather(send, count, MPI_UINT16_T, out.data(), count, MPI_UINT16_T, comm), "MPI_Allgather");
 }
 
 void mpi_reduce_scatter(MPI_Comm comm, const collective::Layout& layout, const Bf16SumOp& sum,
                         std::span<const std::byte> in, std::span<std::byte> out) {
   check_sizes(in, layout.total_bytes(), out, layout.shard_bytes);
-  check(MPI_Reduce_scatter_block(in.data(), out.data(), elements(layout.shard_bytes), MPI_UINT16_T, sum.get(), comm),
+  // In place, MPI reads the whole tensor from the receive buffer: `in`, whose start `out` is.
+  const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
+  check(MPI_Reduce_scatter_block(send, out.data(), elements(layout.shard_bytes), MPI_UINT16_T, sum.get(), comm),
         "MPI_Reduce_scatter_block");
 }
 
 void mpi_all_reduce(MPI_Comm comm, const collective::Layout& layout, const Bf16SumOp& sum,
                     std::span<const std::byte> in, std::span<std::byte> out) {
   check_sizes(in, layout.total_bytes(), out, layout.total_bytes());
-  check(MPI_Allreduce(in.data(), out.data(), elements(layout.total_bytes()), MPI_UINT16_T, sum.get(), comm),
-        "MPI_Allreduce");
+  const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
+  check(MPI_Allreduce(send, out.data(), elements(layout.total_bytes()), MPI_UINT16_T, sum.get(), comm), "MPI_Allreduce");
 }
 
 void mpi_exchange_blocks(MPI_Comm comm, const collective::Layout& layout, std::span<const std::byte> in,

@@ -82,6 +82,7 @@ RingOptions options(const std::string& codec, std::size_t depth, std::chrono::mi
 // What one rank ends with after the three collectives.
 struct RankResult {
   std::vector<std::byte> gathered, scattered, reduced;
+  std::vector<std::byte> gathered_in_place, scattered_in_place, reduced_in_place;
   RingStats gather_stats, scatter_stats, reduce_stats;
   std::string error;
 };
@@ -115,6 +116,16 @@ TEST_P(RingEngine, EveryCollectiveEqualsTheReferenceBitForBit) {
           mine.scatter_stats = ring.reduce_scatter(layout, input, mine.scattered);
           mine.reduced.resize(layout.total_bytes());
           mine.reduce_stats = ring.all_reduce(layout, input, mine.reduced);
+          // In place, as nccl-tests' second form: the input lies where the result goes.
+          const std::size_t at = static_cast<std::size_t>(r) * layout.shard_bytes;
+          mine.gathered_in_place = input;
+          ring.all_gather(layout, block_of(mine.gathered_in_place, layout, r), mine.gathered_in_place);
+          std::vector<std::byte> tensor = input;
+          ring.reduce_scatter(layout, tensor, std::span(tensor).subspan(at, layout.shard_bytes));
+          mine.scattered_in_place.assign(tensor.begin() + static_cast<std::ptrdiff_t>(at),
+                                         tensor.begin() + static_cast<std::ptrdiff_t>(at + layout.shard_bytes));
+          mine.reduced_in_place = input;
+          ring.all_reduce(layout, mine.reduced_in_place, mine.reduced_in_place);
         } catch (const std::exception& e) {
           mine.error = e.what();
         }
@@ -136,6 +147,9 @@ TEST_P(RingEngine, EveryCollectiveEqualsTheReferenceBitForBit) {
     EXPECT_TRUE(mine.gathered == gathered) << "all-gather";
     EXPECT_TRUE(mine.scattered == reference_block(inputs, layout, r)) << "reduce-scatter";
     EXPECT_TRUE(mine.reduced == reduced) << "all-reduce";
+    EXPECT_TRUE(mine.gathered_in_place == gathered) << "all-gather in place";
+    EXPECT_TRUE(mine.scattered_in_place == reference_block(inputs, layout, r)) << "reduce-scatter in place";
+    EXPECT_TRUE(mine.reduced_in_place == reduced) << "all-reduce in place";
     // Each pass sends n - 1 shards of tensor on; all-reduce is two passes.
     EXPECT_EQ(mine.gather_stats.original_sent, pass_bytes);
     EXPECT_EQ(mine.scatter_stats.original_sent, pass_bytes);

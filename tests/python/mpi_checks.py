@@ -69,14 +69,18 @@ class Collectives(unittest.TestCase):
             self.assertEqual(case["verified"], 1, case["name"])
             self.assertEqual(case["ranks"], ranks)
             self.assertGreater(case["busbw"], 0)
+            self.assertEqual(case["wrong"], 0, case["name"])  # nccl-tests' #wrong
+            self.assertGreater(case["count"], 0)
             cases += 1
         # Ring cases over another transport carry it in their names; MPI's own keep theirs.
         ring_tail = f"/ranks:{ranks}/manual_time" if transport == "mpi" else f"/ranks:{ranks}/transport:{transport}/manual_time"
         for op in OPS:
             for impl in ["ring/none", "mpi/none"] + [f"ring/{codec}" for codec in CODECS]:
                 tail = f"/ranks:{ranks}/manual_time" if impl.startswith("mpi/") else ring_tail
-                self.assertEqual(sum(n.startswith(f"collective/{op}/{impl}/size:") and n.endswith(tail) for n in names),
-                                 2, (op, impl, sorted(names)))
+                for placement in ["", "/inplace:1"]:  # out-of-place and in-place, as nccl-tests runs both
+                    ending = tail.replace("/manual_time", placement + "/manual_time")
+                    self.assertEqual(sum(n.startswith(f"collective/{op}/{impl}/size:") and n.endswith(ending)
+                                         for n in names), 2, (op, impl, placement, sorted(names)))
         for case in report["benchmarks"]:
             if "/bytegroup+" in case["name"] and "/size:6" not in case["name"]:
                 self.assertGreater(case["ratio"], 1.05, case["name"])  # bf16 gradients do compress (frames aside)
@@ -84,6 +88,12 @@ class Collectives(unittest.TestCase):
                 self.assertIn("model_busbw", case)
         self.assertEqual(report["context"]["mpi_ranks"], str(ranks))
         self.assertEqual(report["context"]["transport"], transport)
+        # nccl-tests' table: every op/impl/codec and size once, both placements, none wrong.
+        rows = [line for line in result.stdout.splitlines() if re.match(r" (all_gather|reduce_scatter|all_reduce)/", line)]
+        self.assertEqual(len(rows), 3 * 5 * 2, result.stdout[-3000:])
+        self.assertTrue(all(line.split()[-1] == "0" and line.split()[-5] == "0" for line in rows), rows)
+        self.assertIn("# Out of bounds values : 0 OK", result.stdout)
+        self.assertRegex(result.stdout, r"# Avg bus bandwidth    : \d+\.\d+")
         return cases
 
     def test_every_collective_and_codec_matches_the_raw_ring_with_2_3_4_ranks(self):
@@ -91,19 +101,20 @@ class Collectives(unittest.TestCase):
         # ranks or by the chunk.
         for ranks in [2, 3, 4]:
             with self.subTest(ranks=ranks):
-                self.assertEqual(self.check_every_case(ranks, "6002,1000002"), 3 * 2 * 5)
+                self.assertEqual(self.check_every_case(ranks, "6002,1000002"), 3 * 2 * 5 * 2)
 
     def test_every_collective_and_codec_over_tcp_links_with_2_and_3_ranks(self):
         # The same cases, the ring's chunks over wirezip's tcp links: still bit for bit the raw
         # MPI ring's result (the expected result is computed over MPI).
         for ranks in [2, 3]:
             with self.subTest(ranks=ranks):
-                self.assertEqual(self.check_every_case(ranks, "6002,1000002", transport="tcp"), 3 * 2 * 5)
+                self.assertEqual(self.check_every_case(ranks, "6002,1000002", transport="tcp"), 3 * 2 * 5 * 2)
 
     def test_bad_flags_are_one_line(self):
         for args, expect in [(["--sizes=1MiB:4KiB:x2"], "--sizes"), (["--codecs=lz5"], "valid forms"),
                              (["--ops=all_to_all"], "unknown collective"), (["--transport=udp"], "--transport=udp"),
-                             (["--transport=mem"], "expected mpi, tcp or verbs"), (["--bind=127.0.0.1"], "--bind"),
+                             (["--transport=mem"], "expected mpi, tcp or verbs"),
+                             (["--placements=sideways"], "--placements=sideways"), (["--bind=127.0.0.1"], "--bind"),
                              (["--timeout-ms=9223372036854775807"], "at most a day"),
                              (["--benchmark_repetitions=-1"], "--benchmark_repetitions: '-1'")]:
             result = subprocess.run(mpirun(2, binary("bench_collective"), *args), capture_output=True, text=True,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "nccl_table.hpp"
 #include "wirezip/collective/model.hpp"
 #include "wirezip/collective/ring.hpp"
 #include "wirezip/collective/ring_channel.hpp"
@@ -53,6 +54,7 @@ struct CollectiveRun {
   // ring case starts on fresh links rather than on whatever the failure left in flight.
   std::function<std::unique_ptr<collective::LinkChannel>()> connect_links;
   std::unique_ptr<collective::LinkChannel> links;
+  NcclTable table;  // rank 0 prints it after the cases
 
   // Runs `body` as one collective step under the watchdog (bound: twice the timeout), then agrees
   // on whether it failed anywhere: the first failing rank's message, on every rank.
@@ -77,10 +79,15 @@ struct CollectiveCase {
   CollectiveImpl impl = CollectiveImpl::ring;
   codecs::CodecSpec codec;  // ring only; empty: raw
   std::size_t size = 0;
+  // nccl-tests' in-place form: the input lies in the result buffer (each library's convention:
+  // the ring's and all-gather's at this rank's block, MPI's reduce-scatter leaves its block first)
+  // and is copied there again before every iteration, untimed.
+  bool in_place = false;
 };
 
 // Before the timing: the expected result (once per op and size), stage rates, one untimed run.
-// Timed: barrier, the collective, the slowest rank's time. After: each rank checks its result.
+// Timed: barrier, the collective, the slowest rank's time. After: each rank counts the values of its
+// result that differ from the expected ones; their sum over the ranks is the case's #wrong.
 void run_collective_case(benchmark::State& state, const CollectiveCase& c);
 
 }  // namespace wirezip::harness

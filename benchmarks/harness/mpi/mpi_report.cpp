@@ -52,6 +52,8 @@ std::optional<std::string> benchmark_out_from_cmdline() {
 
 std::string benchmark_out_format_from_cmdline() { return last_value(kFormat).value_or("json"); }
 
+std::string benchmark_format_from_cmdline() { return last_value("--benchmark_format=").value_or("console"); }
+
 void point_benchmark_out(const std::string& path) {
   // Initialize parses only the flags it is given and leaves every other flag as it was. It also
   // keeps argv[0] as the JSON's "executable": that one must outlive the run, so it is static.

@@ -21,6 +21,8 @@ void drop_benchmark_out(int& argc, char** argv);
 // started with, read back from /proc/self/cmdline; and --benchmark_out_format (default "json").
 std::optional<std::string> benchmark_out_from_cmdline();
 std::string benchmark_out_format_from_cmdline();
+// The display format, --benchmark_format (default "console"), read back the same way.
+std::string benchmark_format_from_cmdline();
 // Points Google Benchmark's --benchmark_out at `path` (format json) for the next run.
 void point_benchmark_out(const std::string& path);
 

@@ -22,7 +22,10 @@ class Bf16SumOp {
   MPI_Op op_ = MPI_OP_NULL;
 };
 
-// MPI_Allgather, MPI_Reduce_scatter_block, MPI_Allreduce with the layout of the rings.
+// MPI_Allgather, MPI_Reduce_scatter_block, MPI_Allreduce with the layout of the rings. In place
+// (MPI_IN_PLACE) when the buffers alias as MPI's in-place forms put them: all-gather's shard at
+// this rank's block of out; reduce-scatter's out at the start of in (where MPI leaves the block);
+// all-reduce's in == out.
 void mpi_all_gather(MPI_Comm comm, const collective::Layout& layout, std::span<const std::byte> shard,
                     std::span<std::byte> out);
 void mpi_reduce_scatter(MPI_Comm comm, const collective::Layout& layout, const Bf16SumOp& sum,
