@@ -23,7 +23,9 @@ single group; a case of the base that the new side did not measure (absent or sk
 stderr, nothing compared). Aggregates-only input is accepted and judged on its worst statistic: a
 new side's value is the worse of its mean and median (the base keeps its median), and `verified`
 must be 1 in each. Differences in the watched context keys (CPU, SIMD path, kernel, THP, data sets,
-library versions, the peer's keys) are printed above the table.
+library versions, the peer's keys) are printed above the table. --expect=FILE adds absolute bounds
+held against the last file (an acceptance test: nccl-tests' NCCL_TESTS_MIN_BW): a case outside its
+bound, a rule matching no case, or a bound on a context key the file lacks fails the gate.
 Exit status: 0 the gate passes, 1 it fails, 2 bad input (one line on stderr): an unreadable file, a
 non-finite or negative --threshold, an --alpha outside (0, 1], a case name written twice (two
 benchmarks, or a repetition or aggregate twice; see compare_input.check_unique), an unknown
@@ -36,6 +38,7 @@ import sys
 
 import compare_context
 import compare_report
+import expect
 import paired
 from compare_input import BadInput, load, pool
 from compare_sides import JUDGED, compare_sides, parse_metrics
@@ -65,6 +68,9 @@ def parse_args(argv):
                    help="a case of the base that the new side did not measure does not fail the gate")
     p.add_argument("--require-same", metavar="KEY,...", default="",
                    help="context keys (or prefixes like version_*) that must be equal in every file")
+    p.add_argument("--expect", metavar="FILE",
+                   help="absolute bounds held against the last file, one 'CASE_GLOB METRIC >= BOUND' (or <=) a line; "
+                        "BOUND a number or [FACTOR *] context:KEY (plots/expect.py); a miss fails the gate")
     p.add_argument("--json-out", metavar="FILE", help="also write the comparison as JSON")
     return p.parse_args(argv)
 
@@ -115,6 +121,7 @@ def main(argv=None):
         if not args.group_by and len(args.files) != 2:
             raise BadInput(f"expected BASE.json NEW.json (got {len(args.files)} files); use --group-by for more")
         metrics = parse_metrics(args.metrics)
+        rules = expect.parse(args.expect) if args.expect else []
         loaded = [load(path) for path in args.files]
         groups, sides = group_files(args, loaded, metrics)
     except BadInput as e:
@@ -150,11 +157,23 @@ def main(argv=None):
     print("\n".join(header + [body]))
     gate = gate_of(result, [f"{args.group_by}={g['value']}" if args.group_by else g["value"] for g in groups],
                    args.allow_missing)
-    print(f"{gate['regressions']} significant regression(s) past {100 * threshold:g}%")
+    misses = expect_misses(rules, args.files[-1], loaded[-1])
+    gate["expect_failures"] = misses
+    gate["pass"] = gate["pass"] and not misses
+    print("\n".join(misses + [f"{gate['regressions']} significant regression(s) past {100 * threshold:g}%"]
+                    + ([f"{len(rules)} expect rule(s), {len(misses)} missed"] if rules else [])))
     print(compare_report.gate_line(gate, threshold))
     if args.json_out:
         write_json(args, threshold, metrics, groups, result, diffs, gate)
     return 0 if gate["pass"] else 1
+
+
+def expect_misses(rules, path, loaded):
+    """--expect: the rules' misses against one file (its own context for context:KEY bounds)."""
+    context, cases = loaded
+    values = expect.file_values(cases, {r["metric"] for r in rules})
+    return expect.judge(rules, {(path, case): v for case, v in values.items()},
+                        {(path, case): context for case in values})
 
 
 def gate_of(result, side_names, allow_missing):

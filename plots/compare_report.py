@@ -138,6 +138,8 @@ def gate_line(gate, threshold):
         failures.append(f"{gate['bad_base']} row(s) without a usable base value")
     if gate["nothing_compared"]:
         failures.append("nothing compared for " + ", ".join(gate["nothing_compared"]))
+    if gate.get("expect_failures"):
+        failures.append(f"{len(gate['expect_failures'])} expect bound(s) missed")
     if failures:
         return "gate: FAIL: " + ", ".join(failures)
     if gate["not_measured"]:

@@ -122,7 +122,7 @@ def run_check(args, path):
     db = history_store.open_db(path, create=False)
     try:
         findings = history_check.check(db, metrics, opts)
-        bounds = expect.judge(rules, history_check.newest_values(db, {r["metric"] for r in rules}))
+        bounds = expect.judge(rules, *history_check.newest_values(db, {r["metric"] for r in rules}))
     finally:
         db.close()
     for f in findings:

@@ -10,6 +10,7 @@ Two rules, each with the metric's direction and the --threshold of scripts/compa
 A case whose newest run failed, was skipped, did not verify, or lost a metric its earlier runs had
 is broken. Regressions and broken cases fail the check.
 """
+import json
 import statistics
 import zlib
 
@@ -118,9 +119,10 @@ def check(db, metrics, opts):
 
 
 def newest_values(db, metrics):
-    """{(runner class, case): {metric: the newest run's value}} for --expect; None where the newest
-    run failed or did not verify, and no entry where the case never carried the metric."""
-    out = {}
+    """({(runner class, case): {metric: the newest run's value}}, {(runner class, case): that run's
+    context}) for --expect; None where the newest run failed or did not verify, and no entry where
+    the case never carried the metric."""
+    out, run_ids = {}, {}
     for metric in metrics:
         for key, runs in load_series(db, metric).items():
             newest = runs[-1]
@@ -128,7 +130,10 @@ def newest_values(db, metrics):
                 out.setdefault(key, {})[metric] = None
             elif newest["value"] is not None:
                 out.setdefault(key, {})[metric] = newest["value"]
-    return out
+            run_ids[key] = newest["run_id"]
+    contexts = {run: json.loads(text) for run, text in db.execute("SELECT id, context FROM runs")
+                if run in set(run_ids.values())}
+    return out, {key: contexts[run] for key, run in run_ids.items()}
 
 
 def describe(f):

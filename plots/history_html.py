@@ -30,7 +30,8 @@ PAGE_HEAD = """<!DOCTYPE html>
 body {{ font-family: sans-serif; margin: 1.5em; }} table {{ border-collapse: collapse; }}
 td, th {{ padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left; font-size: 90%; }}
 .regression, .broken {{ color: #b00; font-weight: bold; }} .improvement {{ color: #070; }}
-h1 {{ font-size: 130%; overflow-wrap: anywhere; }} code {{ font-size: 90%; }} .chart {{ max-width: 1000px; height: 360px; }}
+h1 {{ font-size: 130%; overflow-wrap: anywhere; }} code {{ font-size: 90%; }}
+.chart {{ max-width: 1000px; height: 360px; }}
 </style>
 {script}</head><body>
 """

@@ -21,8 +21,9 @@ void add_host_context(int argc, char** argv);
 // Two-host mode: what the --serve side told about itself, as peer_<key>.
 void add_peer_context(const std::map<std::string, std::string>& peer);
 // Adds the verbs port a link on `device` uses ("" = the first ACTIVE one): rdma_device, rdma_fw_ver,
-// rdma_port, rdma_active_mtu, rdma_link_layer, rdma_speed, rdma_gid. Without one, rdma_device says
-// "none: <why>" and the reason goes to stderr (every verbs case will fail with it too).
+// rdma_port, rdma_active_mtu, rdma_link_layer, rdma_speed, rdma_speed_bytes (its data rate in
+// bytes/s, when known), rdma_gid. Without one, rdma_device says "none: <why>" and the reason goes
+// to stderr (every verbs case will fail with it too).
 void add_verbs_context(const std::string& device);
 // The same keys as a map; throws when there is no such port. A --serve side sends them to its peers.
 std::map<std::string, std::string> verbs_facts(const std::string& device);
