@@ -171,6 +171,14 @@ def build(db, out_dir, metrics, opts, chart_js):
                                                         verdict))
     if not pages:
         raise BadInput(f"no case in the history has any of {', '.join(m for m, _ in metrics)}")
+    try:
+        return write_site(out_dir, pages, chart_js)
+    except OSError as e:
+        raise BadInput(f"{out_dir}: cannot write the site: {e.strerror}") from None
+
+
+def write_site(out_dir, pages, chart_js):
+    """The files of the site; returns the number of series pages."""
     os.makedirs(out_dir, exist_ok=True)
     shutil.copyfile(chart_js, os.path.join(out_dir, "chart.min.js"))
     shutil.copyfile(os.path.join(os.path.dirname(os.path.realpath(__file__)), "history_html.js"),

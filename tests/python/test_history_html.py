@@ -65,6 +65,9 @@ class Dashboard(HistoryRun):
         code, _, err = self.history("html", self.site, "--metrics=no_such_counter:higher")
         self.assertEqual(code, 2)
         self.assertIn("no case in the history", err)
+        code, _, err = self.history("html", os.path.join(self.db, "site"))  # a directory under a file
+        self.assertEqual(code, 2)
+        self.assertIn("cannot write the site", err)
         os.remove(self.db)
         code, _, err = self.history("html", self.site)
         self.assertEqual((code, len(err.strip().splitlines())), (2, 1))
