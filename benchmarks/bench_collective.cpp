@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <iostream>
 #include <set>
 
@@ -100,10 +101,10 @@ void register_cases(harness::CollectiveRun& run, const Config& config, const std
       // In-place cases end in /inplace:1; out-of-place ones keep the names they always had.
       auto add = [&](harness::CollectiveImpl impl, const codecs::CodecSpec& codec) {
         for (bool in_place : config.in_place) {
-          const std::string name = fmt::format("collective/{}/{}/{}/size:{}/ranks:{}{}{}", collective::op_name(op),
-                                               harness::impl_name(impl), codec.empty() ? "none" : codec.text(), bytes,
-                                               run.ranks, impl == harness::CollectiveImpl::ring ? suffix : "",
-                                               in_place ? "/inplace:1" : "");
+          const std::string name =
+              fmt::format("collective/{}/{}/{}/size:{}/ranks:{}{}{}", collective::op_name(op), harness::impl_name(impl),
+                          codec.empty() ? "none" : codec.text(), bytes, run.ranks,
+                          impl == harness::CollectiveImpl::ring ? suffix : "", in_place ? "/inplace:1" : "");
           harness::CollectiveCase c{&run, op, impl, codec, size, in_place};
           harness::register_case(name, [c](benchmark::State& state) { harness::run_collective_case(state, c); })
               ->UseManualTime()

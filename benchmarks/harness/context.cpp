@@ -110,12 +110,12 @@ void add_peer_context(const std::map<std::string, std::string>& peer) {
 std::map<std::string, std::string> verbs_facts(const std::string& device) {
   const rdma::VerbsPort port = rdma::pick_verbs_port(device);
   std::map<std::string, std::string> facts = {{"rdma_device", port.device},
-                                               {"rdma_fw_ver", port.fw_ver},
-                                               {"rdma_port", fmt::format("{} {}", port.port, port.state)},
-                                               {"rdma_active_mtu", std::to_string(port.active_mtu)},
-                                               {"rdma_link_layer", port.link_layer},
-                                               {"rdma_speed", port.speed},
-                                               {"rdma_gid", port.gid}};
+                                              {"rdma_fw_ver", port.fw_ver},
+                                              {"rdma_port", fmt::format("{} {}", port.port, port.state)},
+                                              {"rdma_active_mtu", std::to_string(port.active_mtu)},
+                                              {"rdma_link_layer", port.link_layer},
+                                              {"rdma_speed", port.speed},
+                                              {"rdma_gid", port.gid}};
   // The link's data rate as a number, for bounds like `>= 0.9 * context:rdma_speed_bytes` (--expect).
   if (port.link_bytes_per_second > 0) facts["rdma_speed_bytes"] = fmt::format("{:.0f}", port.link_bytes_per_second);
   return facts;

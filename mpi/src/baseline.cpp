@@ -56,7 +56,8 @@ void mpi_all_reduce(MPI_Comm comm, const collective::Layout& layout, const Bf16S
                     std::span<const std::byte> in, std::span<std::byte> out) {
   check_sizes(in, layout.total_bytes(), out, layout.total_bytes());
   const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
-  check(MPI_Allreduce(send, out.data(), elements(layout.total_bytes()), MPI_UINT16_T, sum.get(), comm), "MPI_Allreduce");
+  check(MPI_Allreduce(send, out.data(), elements(layout.total_bytes()), MPI_UINT16_T, sum.get(), comm),
+        "MPI_Allreduce");
 }
 
 void mpi_exchange_blocks(MPI_Comm comm, const collective::Layout& layout, std::span<const std::byte> in,

@@ -46,8 +46,8 @@ std::string NcclTable::text() const {
       }
       const double seconds = cell.seconds / cell.iterations;
       const double algbw = static_cast<double>(row.bytes) / seconds / 1e9;
-      out += fmt::format("  {:>9.1f} {:>7.2f} {:>7.2f} {:>7}", seconds * 1e6, algbw, algbw * cell.bus_factor,
-                         cell.wrong);
+      out +=
+          fmt::format("  {:>9.1f} {:>7.2f} {:>7.2f} {:>7}", seconds * 1e6, algbw, algbw * cell.bus_factor, cell.wrong);
       busbw_sum += algbw * cell.bus_factor;
       ++measured;
       wrong += cell.wrong;

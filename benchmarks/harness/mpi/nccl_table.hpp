@@ -12,7 +12,7 @@ namespace wirezip::harness {
 
 // What one placement of one case measured, summed over its repetitions.
 struct TableCell {
-  double seconds = 0;       // time of every timed iteration, summed
+  double seconds = 0;  // time of every timed iteration, summed
   double iterations = 0;
   double bus_factor = 0;    // busbw / algbw of the collective
   std::uint64_t wrong = 0;  // values that differed from the reference (every rank's, summed)
@@ -21,7 +21,7 @@ struct TableCell {
 struct TableRow {
   std::string what;  // op/impl/codec: the case name without size, ranks, transport and placement
   std::uint64_t bytes = 0;
-  std::string redop;  // "sum", or "none" for all-gather
+  std::string redop;       // "sum", or "none" for all-gather
   TableCell placement[2];  // [0] out-of-place, [1] in-place
   bool ran[2] = {false, false};
 };
@@ -29,7 +29,8 @@ struct TableRow {
 class NcclTable {
  public:
   // Adds one repetition's figures (a repetition of a case already seen adds to it).
-  void add(const std::string& what, std::uint64_t bytes, const std::string& redop, bool in_place, const TableCell& cell);
+  void add(const std::string& what, std::uint64_t bytes, const std::string& redop, bool in_place,
+           const TableCell& cell);
   // The table, "# Out of bounds values" and "# Avg bus bandwidth" lines; empty when nothing ran.
   std::string text() const;
 
