@@ -9,6 +9,7 @@
 #include "process_stats.hpp"
 #include "wire.hpp"
 #include "work_queue.hpp"
+#include "wirezip/codecs/frame.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::pipeline {
@@ -188,15 +189,18 @@ class SenderRun {
   SenderClocks clocks_;
 };
 
-// Compresses chunk `index` into slot `s`: header, then frame. Returns header + frame bytes.
+// Compresses chunk `index` into slot `s`: header, then frame. Returns header + frame bytes. A codec
+// that writes wirezip frames hashed the original while it read it (the same XXH3-64): its frame's
+// checksum is the chunk's, without a second pass over the chunk.
 std::size_t compress_into(codecs::Codec& codec, SenderRun& run, std::size_t index, std::size_t s,
-                          std::uint32_t tag) {
+                          std::uint32_t tag, bool frames) {
   const auto original = run.chunk(index);
   const auto slot = run.slot(s);
   const auto t0 = Clock::now();
   const std::size_t frame = codec.compress(original, slot.subspan(wire::kChunkHeaderSize));
   const auto t1 = Clock::now();
-  const std::uint64_t checksum = wire::checksum(original);
+  const std::uint64_t checksum = frames ? codecs::read_frame_header(slot.subspan(wire::kChunkHeaderSize, frame)).checksum
+                                        : wire::checksum(original);
   run.clocks().hash_ns += nanoseconds_since(t1);
   run.clocks().compress_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
   wire::write_header({static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(original.size()),
@@ -226,9 +230,10 @@ Result run_raw(SenderRun& run, const Config& config, const std::vector<std::size
 Result run_serial(SenderRun& run, const Config& config) {
   auto codec = config.codec_spec.make();
   const std::uint32_t tag = wire::codec_tag(config.codec_spec);
+  const bool frames = config.codec_spec.writes_frames();
   const auto start = Clock::now();
   for (std::size_t index = 0; index < run.chunks(); ++index) {
-    const std::size_t bytes = compress_into(*codec, run, index, 0, tag);
+    const std::size_t bytes = compress_into(*codec, run, index, 0, tag, frames);
     run.post_slot(0, index, bytes);
     while (run.credits() <= index) run.pump([](std::size_t) {});  // until the receiver is done with it
   }
@@ -242,6 +247,7 @@ Result run_serial(SenderRun& run, const Config& config) {
 Result run_overlap_inline(SenderRun& run, const Config& config) {
   auto codec = config.codec_spec.make();
   const std::uint32_t tag = wire::codec_tag(config.codec_spec);
+  const bool frames = config.codec_spec.writes_frames();
   std::vector<std::size_t> free;
   for (std::size_t s = config.depth; s-- > 0;) free.push_back(s);
   auto on_credit = [&](std::size_t s) { free.push_back(s); };
@@ -250,7 +256,7 @@ Result run_overlap_inline(SenderRun& run, const Config& config) {
     if (index < run.chunks() && !free.empty()) {
       const std::size_t s = free.back();
       free.pop_back();
-      const std::size_t bytes = compress_into(*codec, run, index, s, tag);
+      const std::size_t bytes = compress_into(*codec, run, index, s, tag, frames);
         run.post_slot(s, index++, bytes);
       run.pump(on_credit, std::chrono::microseconds(0));
     } else {
@@ -269,6 +275,7 @@ Result run_overlap(SenderRun& run, const Config& config) {
   std::exception_ptr worker_error;
   std::mutex error_mutex;
   const std::uint32_t tag = wire::codec_tag(config.codec_spec);
+  const bool frames = config.codec_spec.writes_frames();
 
   auto work = [&] {
     try {
@@ -277,7 +284,7 @@ Result run_overlap(SenderRun& run, const Config& config) {
         std::optional<std::size_t> s;
         while (!(s = free.pop(config.timeout)))
           if (free.closed()) return;
-        const std::size_t bytes = compress_into(*codec, run, index, *s, tag);
+        const std::size_t bytes = compress_into(*codec, run, index, *s, tag, frames);
         ready.push({*s, index, bytes});
       }
     } catch (...) {
