@@ -73,8 +73,8 @@ def rows(merged):
 
 def binding_bound(case, link, prediction):
     """Which term of min(C, R L, D, shared cores) the prediction is."""
-    terms = [("shared cores", prediction.get("shared")), ("C", case["stage_compress"]),
-             ("D", case["stage_decompress"]), ("R L", case.get("ratio", 1.0) * link)]
+    c, d, r = model.codec_rates(case)
+    terms = [("shared cores", prediction.get("shared")), ("C", c), ("D", d), ("R L", r * link)]
     return min((value, name) for name, value in terms if value is not None)[1]
 
 

@@ -87,13 +87,22 @@ struct CostTotals {
     sum.decompress_seconds += r.decompress_seconds;
     auto& s = sum.sender;
     s.compress += r.sender.compress, s.hash += r.sender.hash, s.post += r.sender.post, s.wait += r.sender.wait;
+    s.compress_cpu += r.sender.compress_cpu;
+    sum.original_bytes += r.original_bytes;
     s.switches += r.sender.switches, s.threads = std::max(s.threads, r.sender.threads);
     auto& d = sum.receiver;
     d.hash += r.receiver.hash, d.wait += r.receiver.wait, d.credit += r.receiver.credit;
+    d.decode_cpu += r.receiver.decode_cpu;
     d.switches += r.receiver.switches, d.threads = std::max(d.threads, r.receiver.threads);
   }
-  void write(benchmark::State& state, bool two_hosts) const {
+  void write(benchmark::State& state, bool two_hosts, int workers) const {
     if (sum.chunks == 0) return;
+    // The codec stages' rates inside the timed runs, on their threads' CPU time: the same data,
+    // threads and placement as the pipeline, and what each costs on cores it shares. In the
+    // stage_* convention (w busy threads), so that w / rate is the CPU per original byte.
+    const double bytes = static_cast<double>(sum.original_bytes);
+    if (sum.sender.compress_cpu > 0) state.counters["stage_compress_in_run"] = workers * bytes / sum.sender.compress_cpu;
+    if (sum.receiver.decode_cpu > 0) state.counters["stage_decompress_in_run"] = workers * bytes / sum.receiver.decode_cpu;
     const double n = static_cast<double>(sum.chunks);
     auto us = [&](double seconds) { return seconds * 1e6 / n; };
     state.counters["wall_us_per_chunk"] = us(sum.seconds);
@@ -173,7 +182,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   state.counters["link_busy"] = link_busy / seconds;
   state.counters["decompress_busy"] = decompress_busy / seconds;
   state.counters["verified"] = 1;
-  cost.write(state, c.links->peer_host.has_value());
+  cost.write(state, c.links->peer_host.has_value(), c.config.mode == pipeline::Mode::overlap ? c.config.workers : 1);
   if (c.config.mode != pipeline::Mode::raw) add_stage_counters(state, c, stages, rate, bytes);
 }
 

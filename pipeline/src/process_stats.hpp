@@ -31,6 +31,13 @@ inline std::uint64_t process_threads() {
   return n;
 }
 
+// CPU time of the calling thread: what a stage cost, whatever else shared its core meanwhile.
+inline std::uint64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
+
 inline std::int64_t nanoseconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -74,7 +74,7 @@ class ReceiverCase {
   const codecs::CodecSpec decode_spec_;  // the case's codec spec, with the receiver's decoder if it chose one
   const bool frames_;                    // its codec verifies each frame's checksum as it decodes
   std::vector<bool> seen_, slot_busy_;
-  std::atomic<std::int64_t> hash_ns_{0};  // decoding workers add at once
+  std::atomic<std::int64_t> hash_ns_{0}, decode_cpu_ns_{0};  // decoding workers add at once
   std::int64_t credit_ns_ = 0;
 };
 
@@ -107,6 +107,7 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   slot_busy_.assign(config_.depth, false);
   const std::uint64_t cpu_at_start = process_cpu_ns(), switches_at_start = process_switches();
   hash_ns_ = 0;
+  decode_cpu_ns_ = 0;
   credit_ns_ = 0;
   std::int64_t wait_ns = 0;
   WorkQueue<std::size_t> todo;
@@ -117,9 +118,11 @@ void ReceiverCase::run(const rdma::Arrival& first) {
   // Decoding time without the checksum pass, which is counted on its own.
   auto timed_decode = [&](codecs::Codec& codec, std::size_t slot, std::size_t& index) {
     const std::int64_t hashed_before = hash_ns_;
+    const std::uint64_t cpu0 = thread_cpu_ns();
     const auto t0 = Clock::now();
     decode(codec, slot, index);
     busy_ns += nanoseconds_since(t0) - (hash_ns_ - hashed_before);
+    decode_cpu_ns_ += static_cast<std::int64_t>(thread_cpu_ns() - cpu0);
   };
 
   auto work = [&] {
@@ -230,7 +233,8 @@ void ReceiverCase::run(const rdma::Arrival& first) {
                                .wait_ns = static_cast<std::uint64_t>(wait_ns),
                                .credit_ns = static_cast<std::uint64_t>(credit_ns_),
                                .switches = static_cast<std::uint32_t>(process_switches() - switches_at_start),
-                               .threads = static_cast<std::uint32_t>(threads)};
+                               .threads = static_cast<std::uint32_t>(threads),
+                               .decode_cpu_ns = static_cast<std::uint64_t>(decode_cpu_ns_.load())};
   wire::write_report(report, endpoint_.buffer().bytes().subspan(slots_at_, wire::kRunReportSize));
   endpoint_.post_write(slots_at_, slots_at_, wire::kRunReportSize, wire::imm(wire::Kind::finished, 0, 0));
 }

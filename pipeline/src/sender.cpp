@@ -26,7 +26,7 @@ struct Finished {
 
 // Per-chunk stage clocks of the sending side. Compression workers add to the first two at once.
 struct SenderClocks {
-  std::atomic<std::int64_t> compress_ns{0}, hash_ns{0};
+  std::atomic<std::int64_t> compress_ns{0}, hash_ns{0}, compress_cpu_ns{0};
   std::int64_t post_ns = 0, wait_ns = 0;  // the transport thread's alone
 };
 
@@ -147,6 +147,7 @@ class SenderRun {
     r.chunks = chunks_;
     r.sender = {.compress = static_cast<double>(clocks_.compress_ns) * 1e-9,
                 .hash = static_cast<double>(clocks_.hash_ns) * 1e-9,
+                .compress_cpu = static_cast<double>(clocks_.compress_cpu_ns) * 1e-9,
                 .post = static_cast<double>(clocks_.post_ns) * 1e-9,
                 .wait = static_cast<double>(clocks_.wait_ns) * 1e-9,
                 .switches = process_switches() - switches_at_start_,
@@ -154,6 +155,7 @@ class SenderRun {
     r.receiver = {.hash = static_cast<double>(report_.hash_ns) * 1e-9,
                   .wait = static_cast<double>(report_.wait_ns) * 1e-9,
                   .credit = static_cast<double>(report_.credit_ns) * 1e-9,
+                  .decode_cpu = static_cast<double>(report_.decode_cpu_ns) * 1e-9,
                   .switches = report_.switches,
                   .threads = report_.threads};
     return r;
@@ -196,9 +198,11 @@ std::size_t compress_into(codecs::Codec& codec, SenderRun& run, std::size_t inde
                           std::uint32_t tag, bool frames) {
   const auto original = run.chunk(index);
   const auto slot = run.slot(s);
+  const std::uint64_t cpu0 = thread_cpu_ns();
   const auto t0 = Clock::now();
   const std::size_t frame = codec.compress(original, slot.subspan(wire::kChunkHeaderSize));
   const auto t1 = Clock::now();
+  run.clocks().compress_cpu_ns += static_cast<std::int64_t>(thread_cpu_ns() - cpu0);
   const std::uint64_t checksum = frames ? codecs::read_frame_header(slot.subspan(wire::kChunkHeaderSize, frame)).checksum
                                         : wire::checksum(original);
   run.clocks().hash_ns += nanoseconds_since(t1);

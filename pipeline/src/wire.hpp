@@ -69,8 +69,9 @@ struct RunReport {
   std::uint64_t credit_ns = 0;      // posting credits
   std::uint32_t switches = 0;       // the receiving process's context switches (voluntary + not)
   std::uint32_t threads = 0;        // the receiving process's threads while the run went on
+  std::uint64_t decode_cpu_ns = 0;  // decoding workers' thread CPU time while decoding
 };
-inline constexpr std::size_t kRunReportSize = 64;
+inline constexpr std::size_t kRunReportSize = 72;
 void write_report(const RunReport& report, std::span<std::byte> out);
 // The sender's parser: decoded_bytes must be the run's data (or 0 in raw mode).
 RunReport read_report(std::span<const std::byte> in, std::size_t data_bytes, bool raw);

@@ -51,7 +51,9 @@ void expect_delivered(rdma::TransportKind kind, const Config& config) {
     EXPECT_GE(result.receiver.threads, 2u);
     if (config.mode != Mode::raw) {
       EXPECT_GT(result.sender.compress, 0);
+      EXPECT_GT(result.sender.compress_cpu, 0);
       EXPECT_GT(result.decompress_seconds, 0);
+      EXPECT_GT(result.receiver.decode_cpu, 0);
     }
     const auto destination = link.second->buffer().bytes();
     ASSERT_TRUE(std::equal(data.begin(), data.end(), destination.begin())) << "run " << run;

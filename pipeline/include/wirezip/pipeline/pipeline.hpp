@@ -67,6 +67,7 @@ struct Result {
   // of docs/METRICS.md. The sender's come from this process, the receiver's from its run report.
   struct SenderTimes {
     double compress = 0, hash = 0;  // the codec, and checksumming originals it did not hash itself
+    double compress_cpu = 0;        // the codec's thread CPU time: its cost on cores it shares
     double post = 0;                // handing finished slots to the transport
     double wait = 0;                // the transport thread blocked for a credit (or a finished slot)
     std::uint64_t switches = 0;     // this process's context switches, voluntary and not
@@ -74,6 +75,7 @@ struct Result {
   } sender;
   struct ReceiverTimes {
     double hash = 0, wait = 0, credit = 0;  // decode time is decompress_seconds
+    double decode_cpu = 0;                  // the decoders' thread CPU time
     std::uint64_t switches = 0, threads = 0;
   } receiver;
 };
