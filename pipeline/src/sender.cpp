@@ -202,11 +202,13 @@ std::size_t compress_into(codecs::Codec& codec, SenderRun& run, std::size_t inde
   const auto t0 = Clock::now();
   const std::size_t frame = codec.compress(original, slot.subspan(wire::kChunkHeaderSize));
   const auto t1 = Clock::now();
-  run.clocks().compress_cpu_ns += static_cast<std::int64_t>(thread_cpu_ns() - cpu0);
   const std::uint64_t checksum = frames ? codecs::read_frame_header(slot.subspan(wire::kChunkHeaderSize, frame)).checksum
                                         : wire::checksum(original);
-  run.clocks().hash_ns += nanoseconds_since(t1);
+  const auto t2 = Clock::now();
+  // Read last: the CPU clock is a system call, and a thread can be switched out on its way back.
+  run.clocks().compress_cpu_ns += static_cast<std::int64_t>(thread_cpu_ns() - cpu0);
   run.clocks().compress_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+  run.clocks().hash_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t1).count();
   wire::write_header({static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(original.size()),
                       static_cast<std::uint32_t>(frame), tag, checksum},
                      slot);
