@@ -13,6 +13,7 @@ import sys
 
 import model
 import results
+import table as headline
 
 
 TARGET_ERROR = 0.15  # what the model must meet to be trusted: within 15% on every row
@@ -61,13 +62,20 @@ def rows(merged):
             if c.get("mode") == "raw" or "error" in c or c["dataset"] not in raw:
                 continue
             p = predict(c, context, link)
-            out.append({"rate": run["rate"], "link": link, "dataset": c["dataset"], "codec": c["codec"],
+            out.append({"bound": binding_bound(c, link, p), "rate": run["rate"], "link": link, "dataset": c["dataset"], "codec": c["codec"],
                         "raw": raw[c["dataset"]]["bytes_per_second"], "compressed": c["bytes_per_second"],
                         "predicted": p["rate"], "error": c["bytes_per_second"] / p["rate"] - 1,
                         "predicted_free": p["free"], "error_free": c["bytes_per_second"] / p["free"] - 1,
                         "notes": p["notes"],
                         "verified": c.get("verified", 0) == 1 and raw[c["dataset"]].get("verified", 0) == 1})
     return out
+
+
+def binding_bound(case, link, prediction):
+    """Which term of min(C, R L, D, shared cores) the prediction is."""
+    c, d, r = model.codec_rates(case)
+    terms = [("shared cores", prediction.get("shared")), ("C", c), ("D", d), ("R L", r * link)]
+    return min((value, name) for name, value in terms if value is not None)[1]
 
 
 def crossover(series):
@@ -82,14 +90,16 @@ def crossover(series):
 
 def table(merged):
     lines = ["| dataset | codec | link (configured) | link measured GB/s | raw GB/s | compressed GB/s | model GB/s "
-             "| model error | model without shared cores GB/s | its error | pays |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| model error | model without shared cores GB/s | its error | pays | bound |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     all_rows = rows(merged)
+    declared = headline.source_default("codec")  # what scripts/reproduce and results/table.md declare
     for r in all_rows:
-        lines.append(f"| {r['dataset'].split(':')[1]} | {r['codec']} | {r['rate']} | {r['link'] / 1e9:.3f} | "
+        codec = r["codec"] + (" (declared)" if r["codec"] == declared else "")
+        lines.append(f"| {r['dataset'].split(':')[1]} | {codec} | {r['rate']} | {r['link'] / 1e9:.3f} | "
                      f"{r['raw'] / 1e9:.3f} | {r['compressed'] / 1e9:.3f} | {r['predicted'] / 1e9:.3f} | "
                      f"{100 * r['error']:+.1f}% | {r['predicted_free'] / 1e9:.3f} | {100 * r['error_free']:+.1f}% | "
-                     f"{'yes' if r['compressed'] > r['raw'] else 'no'} |")
+                     f"{'yes' if r['compressed'] > r['raw'] else 'no'} | {r['bound']} |")
     lines.append("")
     for key in dict.fromkeys((r["dataset"], r["codec"]) for r in all_rows):
         series = [r for r in all_rows if (r["dataset"], r["codec"]) == key]

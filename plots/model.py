@@ -77,13 +77,22 @@ def host_cores(context):
     return None, "no host_cpus or num_cpus in the context: the shared-core term is left out"
 
 
+def codec_rates(case):
+    """(C, D, R) of a compressed case: C and D measured inside its timed runs (`stage_*_in_run`, the
+    codec threads' CPU time with the same data, threads and placement as the pipeline) where the
+    binary reports them, else the stages measured alone before the runs."""
+    c = case.get("stage_compress_in_run", case["stage_compress"])
+    d = case.get("stage_decompress_in_run", case["stage_decompress"])
+    return c, d, case.get("ratio", 1.0)
+
+
 def predict_case(case, context, link, shared=None):
     """The model for one compressed bench_pipeline case (its stage_* counters and ratio) on a link
     that moves `link` bytes per second. shared: force the shared-core term on or off (None: from
     the context's `link`). Returns {"rate": the prediction, "free": the same without the
     shared-core term, "shared": the shared-core bound or None, "shared_cores": N or None,
     "link_cpu_per_byte": the c_L used or None, "notes": what had to be assumed}."""
-    c, d, r = case["stage_compress"], case["stage_decompress"], case.get("ratio", 1.0)
+    c, d, r = codec_rates(case)
     notes = []
     if case.get("mode") == "serial":  # one chunk at a time: the stages never compete for cores
         rate = serial_rate(c, r, link, d)

@@ -142,7 +142,7 @@ def verdict(transport, row, context):
 def model_text(comp, context, link):
     """The model's prediction for the compressed case, its terms, and what it had to assume."""
     p = model.predict_case(comp, context, link)
-    c, d, r = comp["stage_compress"], comp["stage_decompress"], comp.get("ratio", 1.0)
+    c, d, r = model.codec_rates(comp)
     text = (f"Model: C = {gbs(c)}, D = {gbs(d)}, R = {r:.3f}, L = {gbs(link)} (the uncompressed pipeline): "
             f"min(C, R L, D) = {gbs(p['free'])}")
     if p["shared"]:

@@ -77,6 +77,53 @@ void add_stage_counters(benchmark::State& state, const PipelineCase& c, const pi
     state.counters["serial_efficiency"] = rate * (1 / stages.compress + 1 / stages.link + 1 / decompress);
 }
 
+// Where the runs' time went, per chunk (docs/METRICS.md, "the pipeline's own cost"): each stage's
+// clock summed over the timed runs, over the chunks those runs moved.
+struct CostTotals {
+  pipeline::Result sum;  // seconds and the per-end times added up; chunks counted
+  void add(const pipeline::Result& r) {
+    sum.seconds += r.seconds;
+    sum.chunks += r.chunks;
+    sum.decompress_seconds += r.decompress_seconds;
+    auto& s = sum.sender;
+    s.compress += r.sender.compress, s.hash += r.sender.hash, s.post += r.sender.post, s.wait += r.sender.wait;
+    s.compress_cpu += r.sender.compress_cpu;
+    sum.original_bytes += r.original_bytes;
+    s.switches += r.sender.switches, s.threads = std::max(s.threads, r.sender.threads);
+    auto& d = sum.receiver;
+    d.hash += r.receiver.hash, d.wait += r.receiver.wait, d.credit += r.receiver.credit;
+    d.decode_cpu += r.receiver.decode_cpu;
+    d.switches += r.receiver.switches, d.threads = std::max(d.threads, r.receiver.threads);
+  }
+  void write(benchmark::State& state, bool two_hosts, int workers) const {
+    if (sum.chunks == 0) return;
+    // The codec stages' rates inside the timed runs, on their threads' CPU time: the same data,
+    // threads and placement as the pipeline, and what each costs on cores it shares. In the
+    // stage_* convention (w busy threads), so that w / rate is the CPU per original byte.
+    const double bytes = static_cast<double>(sum.original_bytes);
+    if (sum.sender.compress_cpu > 0) state.counters["stage_compress_in_run"] = workers * bytes / sum.sender.compress_cpu;
+    if (sum.receiver.decode_cpu > 0) state.counters["stage_decompress_in_run"] = workers * bytes / sum.receiver.decode_cpu;
+    const double n = static_cast<double>(sum.chunks);
+    auto us = [&](double seconds) { return seconds * 1e6 / n; };
+    state.counters["wall_us_per_chunk"] = us(sum.seconds);
+    state.counters["compress_us_per_chunk"] = us(sum.sender.compress);
+    state.counters["send_hash_us_per_chunk"] = us(sum.sender.hash);
+    state.counters["post_us_per_chunk"] = us(sum.sender.post);
+    state.counters["send_wait_us_per_chunk"] = us(sum.sender.wait);
+    state.counters["decode_us_per_chunk"] = us(sum.decompress_seconds);
+    state.counters["recv_hash_us_per_chunk"] = us(sum.receiver.hash);
+    state.counters["credit_us_per_chunk"] = us(sum.receiver.credit);
+    state.counters["recv_wait_us_per_chunk"] = us(sum.receiver.wait);
+    // In loopback both ends are one process: its switches and threads are counted once.
+    state.counters["switches_per_chunk"] = static_cast<double>(sum.sender.switches) / n;
+    state.counters["sender_threads"] = static_cast<double>(sum.sender.threads);
+    if (two_hosts) {
+      state.counters["recv_switches_per_chunk"] = static_cast<double>(sum.receiver.switches) / n;
+      state.counters["receiver_threads"] = static_cast<double>(sum.receiver.threads);
+    }
+  }
+};
+
 }  // namespace
 
 void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
@@ -96,6 +143,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
 
   double seconds = 0, compress_busy = 0, link_busy = 0, decompress_busy = 0;
   std::uint64_t wire_bytes = 0, runs = 0;
+  CostTotals cost;
   for (auto _ : state) {
     try {
       // Outside the (manual) timing: the destination is cleared to a pattern of this case and run.
@@ -107,6 +155,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
       link_busy += r.link_busy * r.seconds;
       decompress_busy += r.decompress_busy * r.seconds;
       wire_bytes = r.wire_bytes;
+      cost.add(r);
     } catch (const std::exception& e) {
       skip_case(state, e.what());
       break;
@@ -133,6 +182,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   state.counters["link_busy"] = link_busy / seconds;
   state.counters["decompress_busy"] = decompress_busy / seconds;
   state.counters["verified"] = 1;
+  cost.write(state, c.links->peer_host.has_value(), c.config.mode == pipeline::Mode::overlap ? c.config.workers : 1);
   if (c.config.mode != pipeline::Mode::raw) add_stage_counters(state, c, stages, rate, bytes);
 }
 

@@ -3,12 +3,13 @@
 // receiver sends back is checked before it is used: a credit must name a slot that is out (once),
 // "finished" must come after every credit and carry a sound report.
 #include <atomic>
-#include <ctime>
 #include <exception>
 #include <thread>
 
+#include "process_stats.hpp"
 #include "wire.hpp"
 #include "work_queue.hpp"
+#include "wirezip/codecs/frame.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::pipeline {
@@ -23,11 +24,11 @@ struct Finished {
   std::size_t slot, index, bytes;  // bytes: header + frame
 };
 
-double process_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
+// Per-chunk stage clocks of the sending side. Compression workers add to the first two at once.
+struct SenderClocks {
+  std::atomic<std::int64_t> compress_ns{0}, hash_ns{0}, compress_cpu_ns{0};
+  std::int64_t post_ns = 0, wait_ns = 0;  // the transport thread's alone
+};
 
 // The sender's view of one run: slots, credits and the link-busy clock.
 class SenderRun {
@@ -36,7 +37,8 @@ class SenderRun {
       : endpoint_(endpoint), config_(config), data_bytes_(data_bytes),
         chunks_(wire::chunk_count(data_bytes, config.chunk_bytes)), slots_at_(slots_offset(data_bytes)),
         slot_bytes_(wire::slot_bytes(config)), outstanding_(config.depth, false), last_progress_(Clock::now()),
-        last_sample_(last_progress_), busy_at_start_(endpoint.busy_seconds()), cpu_at_start_(process_cpu_seconds()) {
+        last_sample_(last_progress_), busy_at_start_(endpoint.busy_seconds()), cpu_at_start_(process_cpu_ns()),
+        switches_at_start_(process_switches()) {
     if (chunks_ > wire::kMaxValue) fail("pipeline: {} chunks is more than one run can count", chunks_);
     const std::size_t needed = wire::buffer_bytes(config, data_bytes);
     if (needed > endpoint.buffer().bytes().size() || needed > endpoint.remote_buffer_bytes())
@@ -54,10 +56,14 @@ class SenderRun {
     return endpoint_.buffer().bytes().subspan(index * config_.chunk_bytes, chunk_length(index));
   }
 
+  SenderClocks& clocks() { return clocks_; }
+
   void post_slot(std::size_t s, std::size_t index, std::size_t bytes) {
     send_out(s);
+    const auto t0 = Clock::now();
     endpoint_.post_write(slots_at_ + s * slot_bytes_, slots_at_ + s * slot_bytes_, bytes,
                          wire::imm(wire::Kind::chunk, s, index));
+    clocks_.post_ns += nanoseconds_since(t0);
     wire_bytes_ += bytes;
     ++posted_;
     progress();
@@ -65,7 +71,9 @@ class SenderRun {
   void post_raw(std::size_t s, std::size_t index) {
     send_out(s);
     const std::size_t at = index * config_.chunk_bytes;
+    const auto t0 = Clock::now();
     endpoint_.post_write(at, at, chunk_length(index), wire::imm(wire::Kind::chunk, s, index));
+    clocks_.post_ns += nanoseconds_since(t0);
     wire_bytes_ += chunk_length(index);
     ++posted_;
     progress();
@@ -77,7 +85,10 @@ class SenderRun {
   bool pump(OnCredit&& on_credit, std::chrono::microseconds wait = kWait) {
     sample_link();
     bool any = false;
-    for (auto arrival = endpoint_.wait_arrival_for(wait); arrival; arrival = endpoint_.poll_arrival()) {
+    const auto t0 = Clock::now();
+    auto first = endpoint_.wait_arrival_for(wait);
+    clocks_.wait_ns += nanoseconds_since(t0);
+    for (auto arrival = std::move(first); arrival; arrival = endpoint_.poll_arrival()) {
       any = true;
       progress();
       switch (wire::kind_of(arrival->imm)) {
@@ -112,20 +123,41 @@ class SenderRun {
   std::size_t credits() const { return credits_; }
   std::size_t posted() const { return posted_; }
 
-  Result result(Clock::time_point start, double compress_busy_seconds) {
+  // Counts this process's threads while every worker of the run is still there.
+  void count_threads() {
+    if (threads_ == 0) threads_ = process_threads();
+  }
+
+  Result result(Clock::time_point start, Clock::time_point end = Clock::now()) {
     Result r;
-    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    r.seconds = std::chrono::duration<double>(end - start).count();
+    count_threads();
     r.original_bytes = data_bytes_;
     r.wire_bytes = wire_bytes_;
     const double workers = config_.mode == Mode::overlap ? config_.workers : 1;
+    const double compress_busy_seconds = static_cast<double>(clocks_.compress_ns + clocks_.hash_ns) * 1e-9;
     r.compress_busy = compress_busy_seconds / (r.seconds * workers);
     // Exact where the transport tracks it; else the sender's samples between its own waits.
     const auto busy_now = endpoint_.busy_seconds();
     r.link_busy = (busy_now && busy_at_start_ ? *busy_now - *busy_at_start_ : link_busy_seconds_) / r.seconds;
     r.decompress_seconds = static_cast<double>(report_.decode_ns) * 1e-9;
     r.decompress_busy = r.decompress_seconds / (r.seconds * workers);
-    r.sender_cpu_seconds = process_cpu_seconds() - cpu_at_start_;
+    r.sender_cpu_seconds = static_cast<double>(process_cpu_ns() - cpu_at_start_) * 1e-9;
     r.receiver_cpu_seconds = static_cast<double>(report_.cpu_ns) * 1e-9;
+    r.chunks = chunks_;
+    r.sender = {.compress = static_cast<double>(clocks_.compress_ns) * 1e-9,
+                .hash = static_cast<double>(clocks_.hash_ns) * 1e-9,
+                .compress_cpu = static_cast<double>(clocks_.compress_cpu_ns) * 1e-9,
+                .post = static_cast<double>(clocks_.post_ns) * 1e-9,
+                .wait = static_cast<double>(clocks_.wait_ns) * 1e-9,
+                .switches = process_switches() - switches_at_start_,
+                .threads = threads_};
+    r.receiver = {.hash = static_cast<double>(report_.hash_ns) * 1e-9,
+                  .wait = static_cast<double>(report_.wait_ns) * 1e-9,
+                  .credit = static_cast<double>(report_.credit_ns) * 1e-9,
+                  .decode_cpu = static_cast<double>(report_.decode_cpu_ns) * 1e-9,
+                  .switches = report_.switches,
+                  .threads = report_.threads};
     return r;
   }
 
@@ -154,17 +186,31 @@ class SenderRun {
   double link_busy_seconds_ = 0;
   Clock::time_point last_progress_, last_sample_;
   const std::optional<double> busy_at_start_;
-  const double cpu_at_start_;
+  const std::uint64_t cpu_at_start_, switches_at_start_;
+  std::uint64_t threads_ = 0;
+  SenderClocks clocks_;
 };
 
-// Compresses chunk `index` into slot `s`: header, then frame. Returns header + frame bytes.
-std::size_t compress_into(codecs::Codec& codec, const SenderRun& run, std::size_t index, std::size_t s,
-                          std::uint32_t tag) {
+// Compresses chunk `index` into slot `s`: header, then frame. Returns header + frame bytes. A codec
+// that writes wirezip frames hashed the original while it read it (the same XXH3-64): its frame's
+// checksum is the chunk's, without a second pass over the chunk.
+std::size_t compress_into(codecs::Codec& codec, SenderRun& run, std::size_t index, std::size_t s,
+                          std::uint32_t tag, bool frames) {
   const auto original = run.chunk(index);
   const auto slot = run.slot(s);
+  const std::uint64_t cpu0 = thread_cpu_ns();
+  const auto t0 = Clock::now();
   const std::size_t frame = codec.compress(original, slot.subspan(wire::kChunkHeaderSize));
+  const auto t1 = Clock::now();
+  const std::uint64_t checksum = frames ? codecs::read_frame_header(slot.subspan(wire::kChunkHeaderSize, frame)).checksum
+                                        : wire::checksum(original);
+  const auto t2 = Clock::now();
+  // Read last: the CPU clock is a system call, and a thread can be switched out on its way back.
+  run.clocks().compress_cpu_ns += static_cast<std::int64_t>(thread_cpu_ns() - cpu0);
+  run.clocks().compress_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+  run.clocks().hash_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t1).count();
   wire::write_header({static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(original.size()),
-                      static_cast<std::uint32_t>(frame), tag, wire::checksum(original)},
+                      static_cast<std::uint32_t>(frame), tag, checksum},
                      slot);
   return wire::kChunkHeaderSize + frame;
 }
@@ -184,23 +230,21 @@ Result run_raw(SenderRun& run, const Config& config, const std::vector<std::size
       run.post_raw(s, index);
   }
   while (!run.done()) run.pump([&](std::size_t s) { free.push_back(s); });
-  return run.result(start, 0);
+  return run.result(start);
 }
 
 Result run_serial(SenderRun& run, const Config& config) {
   auto codec = config.codec_spec.make();
   const std::uint32_t tag = wire::codec_tag(config.codec_spec);
-  double busy = 0;
+  const bool frames = config.codec_spec.writes_frames();
   const auto start = Clock::now();
   for (std::size_t index = 0; index < run.chunks(); ++index) {
-    const auto t0 = Clock::now();
-    const std::size_t bytes = compress_into(*codec, run, index, 0, tag);
-    busy += std::chrono::duration<double>(Clock::now() - t0).count();
+    const std::size_t bytes = compress_into(*codec, run, index, 0, tag, frames);
     run.post_slot(0, index, bytes);
     while (run.credits() <= index) run.pump([](std::size_t) {});  // until the receiver is done with it
   }
   while (!run.done()) run.pump([](std::size_t) {});
-  return run.result(start, busy);
+  return run.result(start);
 }
 
 // One worker: this thread compresses the next chunk whenever a slot is free and otherwise waits
@@ -209,25 +253,23 @@ Result run_serial(SenderRun& run, const Config& config) {
 Result run_overlap_inline(SenderRun& run, const Config& config) {
   auto codec = config.codec_spec.make();
   const std::uint32_t tag = wire::codec_tag(config.codec_spec);
+  const bool frames = config.codec_spec.writes_frames();
   std::vector<std::size_t> free;
   for (std::size_t s = config.depth; s-- > 0;) free.push_back(s);
   auto on_credit = [&](std::size_t s) { free.push_back(s); };
-  double busy = 0;
   const auto start = Clock::now();
   for (std::size_t index = 0; !run.done();) {
     if (index < run.chunks() && !free.empty()) {
       const std::size_t s = free.back();
       free.pop_back();
-      const auto t0 = Clock::now();
-      const std::size_t bytes = compress_into(*codec, run, index, s, tag);
-      busy += std::chrono::duration<double>(Clock::now() - t0).count();
-      run.post_slot(s, index++, bytes);
+      const std::size_t bytes = compress_into(*codec, run, index, s, tag, frames);
+        run.post_slot(s, index++, bytes);
       run.pump(on_credit, std::chrono::microseconds(0));
     } else {
       run.pump(on_credit);
     }
   }
-  return run.result(start, busy);
+  return run.result(start);
 }
 
 Result run_overlap(SenderRun& run, const Config& config) {
@@ -236,10 +278,10 @@ Result run_overlap(SenderRun& run, const Config& config) {
   WorkQueue<Finished> ready;
   for (std::size_t s = 0; s < config.depth; ++s) free.push(s);
   std::atomic<std::size_t> next{0};
-  std::atomic<std::int64_t> busy_ns{0};
   std::exception_ptr worker_error;
   std::mutex error_mutex;
   const std::uint32_t tag = wire::codec_tag(config.codec_spec);
+  const bool frames = config.codec_spec.writes_frames();
 
   auto work = [&] {
     try {
@@ -248,9 +290,7 @@ Result run_overlap(SenderRun& run, const Config& config) {
         std::optional<std::size_t> s;
         while (!(s = free.pop(config.timeout)))
           if (free.closed()) return;
-        const auto t0 = Clock::now();
-        const std::size_t bytes = compress_into(*codec, run, index, *s, tag);
-        busy_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+        const std::size_t bytes = compress_into(*codec, run, index, *s, tag, frames);
         ready.push({*s, index, bytes});
       }
     } catch (...) {
@@ -269,6 +309,7 @@ Result run_overlap(SenderRun& run, const Config& config) {
     ~CloseOnExit() { free.close(), ready.close(); }
   };
   for (int w = 0; w < config.workers; ++w) workers.emplace_back(work);
+  Clock::time_point end;
   {
     CloseOnExit closer{free, ready};
     auto on_credit = [&](std::size_t s) { free.push(s); };
@@ -279,17 +320,22 @@ Result run_overlap(SenderRun& run, const Config& config) {
       const bool credits_only = run.posted() - run.credits() == config.depth || run.posted() == run.chunks();
       if (credits_only) {
         run.pump(on_credit);
-      } else if (auto finished = ready.pop(kWait)) {
-        post(*finished);
+      } else {
+        const auto t0 = Clock::now();
+        auto finished = ready.pop(kWait);
+        run.clocks().wait_ns += nanoseconds_since(t0);
+        if (finished) post(*finished);
       }
       while (auto finished = ready.try_pop()) post(*finished);
       run.pump(on_credit, std::chrono::microseconds(0));
       std::lock_guard lock(error_mutex);
       if (worker_error) std::rethrow_exception(worker_error);
     }
+    end = Clock::now();
+    run.count_threads();  // the workers are still there
   }
   workers.clear();
-  return run.result(start, static_cast<double>(busy_ns.load()) * 1e-9);
+  return run.result(start, end);
 }
 
 }  // namespace

@@ -118,12 +118,22 @@ void write_report(const RunReport& report, std::span<std::byte> out) {
   store_le<std::uint64_t>(out, 8, report.decode_ns);
   store_le<std::uint64_t>(out, 16, report.decoded_bytes);
   store_le<std::uint64_t>(out, 24, report.cpu_ns);
+  store_le<std::uint64_t>(out, 32, report.hash_ns);
+  store_le<std::uint64_t>(out, 40, report.wait_ns);
+  store_le<std::uint64_t>(out, 48, report.credit_ns);
+  store_le<std::uint32_t>(out, 56, report.switches);
+  store_le<std::uint32_t>(out, 60, report.threads);
+  store_le<std::uint64_t>(out, 64, report.decode_cpu_ns);
 }
 
 RunReport read_report(std::span<const std::byte> in, std::size_t data_bytes, bool raw) {
   if (in.size() < kRunReportSize) fail("run report: {} bytes, expected {}", in.size(), kRunReportSize);
   if (const auto magic = load_le<std::uint32_t>(in, 0); magic != kReportMagic) fail("run report.magic = {:#010x}", magic);
-  const RunReport report{load_le<std::uint64_t>(in, 8), load_le<std::uint64_t>(in, 16), load_le<std::uint64_t>(in, 24)};
+  const RunReport report{load_le<std::uint64_t>(in, 8),  load_le<std::uint64_t>(in, 16),
+                         load_le<std::uint64_t>(in, 24), load_le<std::uint64_t>(in, 32),
+                         load_le<std::uint64_t>(in, 40), load_le<std::uint64_t>(in, 48),
+                         load_le<std::uint32_t>(in, 56), load_le<std::uint32_t>(in, 60),
+                         load_le<std::uint64_t>(in, 64)};
   if (report.decoded_bytes != (raw ? 0 : data_bytes))
     fail("run report.decoded_bytes = {}, the run moved {}", report.decoded_bytes, raw ? 0 : data_bytes);
   return report;

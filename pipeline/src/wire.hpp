@@ -64,8 +64,14 @@ struct RunReport {
   std::uint64_t decode_ns = 0;      // time spent decompressing (all workers together)
   std::uint64_t decoded_bytes = 0;  // original bytes restored and checked
   std::uint64_t cpu_ns = 0;         // the receiving process's CPU time during the run
+  std::uint64_t hash_ns = 0;        // checksumming restored chunks (0 where the codec's frame did it)
+  std::uint64_t wait_ns = 0;        // the receiving thread blocked, waiting for an arrival or a decoded slot
+  std::uint64_t credit_ns = 0;      // posting credits
+  std::uint32_t switches = 0;       // the receiving process's context switches (voluntary + not)
+  std::uint32_t threads = 0;        // the receiving process's threads while the run went on
+  std::uint64_t decode_cpu_ns = 0;  // decoding workers' thread CPU time while decoding
 };
-inline constexpr std::size_t kRunReportSize = 32;
+inline constexpr std::size_t kRunReportSize = 72;
 void write_report(const RunReport& report, std::span<std::byte> out);
 // The sender's parser: decoded_bytes must be the run's data (or 0 in raw mode).
 RunReport read_report(std::span<const std::byte> in, std::size_t data_bytes, bool raw);

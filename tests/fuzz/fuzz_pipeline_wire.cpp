@@ -1,4 +1,5 @@
-// libFuzzer target: the pipeline receiver as a sender's bytes reach it. A real receiver serves a
+// libFuzzer target: the pipeline receiver as a sender's bytes reach it (and the sender's parser of
+// the run report a receiver sends back). A real receiver serves a
 // mem link; the input is a case record (whose fields the fuzzer chooses) or, after a valid case,
 // the content of a slot (chunk header and frame) plus the immediate that announces it. The
 // receiver must refuse the case, fail the chunk with a reason, or decode it; never crash or write
@@ -17,6 +18,10 @@ using namespace wirezip;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 5) return 0;
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
+  try {  // the sender's parser of the receiver's run report, on the same bytes
+    pipeline::wire::read_report(in.subspan(1), 40 << 10, data[0] & 1);
+  } catch (const Error&) {
+  }
   static const codecs::CodecSpec kCodecs[] = {codecs::parse_codec_spec("memcpy"), codecs::parse_codec_spec("lz4"),
                                               codecs::parse_codec_spec("bytegroup+lz4"),
                                               codecs::parse_codec_spec("bytegroup+huff")};

@@ -45,6 +45,16 @@ void expect_delivered(rdma::TransportKind kind, const Config& config) {
     const Result result = run_once(*link.first, data.size(), config);
     EXPECT_EQ(result.original_bytes, data.size());
     EXPECT_GT(result.seconds, 0);
+    // The cost model's clocks: every chunk counted, each end's threads seen, the codecs timed.
+    EXPECT_EQ(result.chunks, wire::chunk_count(data.size(), config.chunk_bytes));
+    EXPECT_GE(result.sender.threads, 2u);  // this thread and the serving one, at least
+    EXPECT_GE(result.receiver.threads, 2u);
+    if (config.mode != Mode::raw) {
+      EXPECT_GT(result.sender.compress, 0);
+      EXPECT_GT(result.sender.compress_cpu, 0);
+      EXPECT_GT(result.decompress_seconds, 0);
+      EXPECT_GT(result.receiver.decode_cpu, 0);
+    }
     const auto destination = link.second->buffer().bytes();
     ASSERT_TRUE(std::equal(data.begin(), data.end(), destination.begin())) << "run " << run;
     if (config.mode == Mode::raw)
@@ -128,6 +138,32 @@ TEST(Pipeline, AChunkThatFailsToDecompressEndsTheRunOnBothSides) {
     FAIL() << "the receiver did not report the failure";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("chunk 0 failed"), std::string::npos) << e.what();
+  }
+}
+
+// A sender whose chunk header names another checksum than its (sound) frame holds: the receiver
+// must refuse the chunk, whether it hashes the restored bytes itself or trusts the codec's check.
+TEST(Pipeline, AChunkWhoseHeaderChecksumDiffersFromItsFrameIsRefused) {
+  const auto data = test_data();
+  const Config config{Mode::overlap, parse_codec_spec("bytegroup+huff"), 256 << 10, 2, 1, 2000ms};
+  rdma::LinkPair link = make_link(rdma::TransportKind::mem, config, data);
+  ServeThread receiver(*link.first, *link.second);
+  start_case(*link.first, data.size(), config);
+  const std::size_t slot_at = slots_offset(data.size());
+  auto slot = link.first->buffer().bytes().subspan(slot_at, wire::slot_bytes(config));
+  const auto original = std::span(data).first(256 << 10);
+  const std::size_t frame = config.codec_spec.make()->compress(original, slot.subspan(wire::kChunkHeaderSize));
+  wire::write_header({0, 256 << 10, static_cast<std::uint32_t>(frame), wire::codec_tag(config.codec_spec),
+                      wire::checksum(original) ^ 1},
+                     slot);
+  link.first->post_write(slot_at, slot_at, wire::kChunkHeaderSize + frame, wire::imm(wire::Kind::chunk, 0, 0));
+  const rdma::Arrival reply = link.first->wait_arrival();
+  EXPECT_EQ(wire::kind_of(reply.imm), wire::Kind::failed);
+  try {
+    receiver.stop();
+    FAIL() << "the receiver did not report the failure";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
   }
 }
 

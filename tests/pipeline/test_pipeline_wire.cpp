@@ -93,8 +93,17 @@ TEST(Sizes, ArithmeticThatWouldWrapIsAnError) {
 
 TEST(RunReport, MustAccountForTheWholeRun) {
   std::vector<std::byte> bytes(wire::kRunReportSize);
-  wire::write_report({.decode_ns = 5, .decoded_bytes = 1000, .cpu_ns = 7}, bytes);
-  EXPECT_EQ(wire::read_report(bytes, 1000, false).cpu_ns, 7u);
+  wire::write_report({.decode_ns = 5, .decoded_bytes = 1000, .cpu_ns = 7, .hash_ns = 11, .wait_ns = 13,
+                      .credit_ns = 17, .switches = 19, .threads = 23, .decode_cpu_ns = 29},
+                     bytes);
+  const wire::RunReport read = wire::read_report(bytes, 1000, false);
+  EXPECT_EQ(read.cpu_ns, 7u);
+  EXPECT_EQ(read.hash_ns, 11u);
+  EXPECT_EQ(read.wait_ns, 13u);
+  EXPECT_EQ(read.credit_ns, 17u);
+  EXPECT_EQ(read.switches, 19u);
+  EXPECT_EQ(read.threads, 23u);
+  EXPECT_EQ(read.decode_cpu_ns, 29u);
   EXPECT_THROW(wire::read_report(bytes, 999, false), Error);
   EXPECT_THROW(wire::read_report(bytes, 1000, true), Error);  // raw runs decode nothing
   bytes[0] = std::byte{0};

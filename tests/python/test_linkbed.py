@@ -132,6 +132,17 @@ class Model(unittest.TestCase):
         self.assertIn("model within 15% on every row: yes (worst -5.3%: weights, bytegroup+huff, unshaped)", text)
         self.assertIn("without the shared-core term median 22.5%, max 40.9%", text)
 
+    def test_table_names_the_binding_bound_and_the_declared_codec(self):
+        text = linkbed.table(self.merged(link_cpu_per_byte=0.4e-9))
+        self.assertIn("| -40.9% | no | shared cores |", text)  # unshaped: 2.324 < R L 3.725
+        self.assertIn("| -4.1% | yes | R L |", text)           # 1 Gbit/s: R L 0.177 decides
+        with tempfile.TemporaryDirectory() as tmp:
+            best = linkbed.headline.source_default("codec")
+            merged = linkbed.merge([write_run(tmp, "unshaped", 2.5 * GB, 2.45 * GB, 2.2 * GB, link_cpu_per_byte=0.4e-9)],
+                                   "0ms")
+        merged["runs"][0]["cases"][1]["codec"] = best
+        self.assertIn(f"| weights | {best} (declared) | unshaped |", linkbed.table(merged))
+
     def test_without_link_cpu_the_table_says_what_it_assumed(self):
         text = linkbed.table(self.merged())
         # c_L = 0: 2 / (1/3.9 + 1/4.9) = 4.34 GB/s, above R L: the shared term no longer decides

@@ -44,6 +44,16 @@ class Model(unittest.TestCase):
         self.assertEqual(model.serial_min_ratio(4, 4, 3), float("inf"))
 
 
+class InRunRates(unittest.TestCase):
+    def test_rates_measured_inside_the_runs_replace_the_stages_alone(self):
+        # in the runs: C 2.0, D 2.5 GB/s; min(2.0, 1.49 x 3.93, 2.5) = 2.0; 2 / (1/2 + 1/2.5 + 0.4) = 1.538
+        p = model.predict_case(case(link_cpu_per_byte=0.4 / GB, stage_compress_in_run=2.0 * GB,
+                                    stage_decompress_in_run=2.5 * GB), LOOPBACK, 3.93 * GB)
+        self.assertAlmostEqual(p["free"] / GB, 2.0)
+        self.assertAlmostEqual(p["shared"] / GB, 2 / (1 / 2.0 + 1 / 2.5 + 0.4))
+        self.assertEqual(model.codec_rates(case()), (3.9 * GB, 4.9 * GB, 1.49))  # older binaries: alone
+
+
 class SharedCores(unittest.TestCase):
     def test_shared_core_rate_by_hand(self):
         # 2 cores / (1/4 + 1/5 + 0.4) s per GB = 2 / 0.85 = 2.353 GB/s

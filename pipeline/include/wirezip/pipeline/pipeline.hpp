@@ -62,6 +62,22 @@ struct Result {
   double decompress_seconds = 0;  // the receiver's decoding time, all workers together
   double sender_cpu_seconds = 0;  // this process's CPU time during the run
   double receiver_cpu_seconds = 0;  // the receiving process's, as it reported (the same process in loopback)
+  std::uint64_t chunks = 0;
+  // Where each end's time went, summed over the run's chunks (workers together): the cost model
+  // of docs/METRICS.md. The sender's come from this process, the receiver's from its run report.
+  struct SenderTimes {
+    double compress = 0, hash = 0;  // the codec, and checksumming originals it did not hash itself
+    double compress_cpu = 0;        // the codec's thread CPU time: its cost on cores it shares
+    double post = 0;                // handing finished slots to the transport
+    double wait = 0;                // the transport thread blocked for a credit (or a finished slot)
+    std::uint64_t switches = 0;     // this process's context switches, voluntary and not
+    std::uint64_t threads = 0;      // this process's threads while the run went on
+  } sender;
+  struct ReceiverTimes {
+    double hash = 0, wait = 0, credit = 0;  // decode time is decompress_seconds
+    double decode_cpu = 0;                  // the decoders' thread CPU time
+    std::uint64_t switches = 0, threads = 0;
+  } receiver;
 };
 
 // Tells the receiver the case (codec, sizes, mode); call once per configuration.
