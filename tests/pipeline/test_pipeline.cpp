@@ -107,7 +107,12 @@ TEST(Pipeline, DepthOneAndOneWorkerAndChunkLargerThanData) {
 TEST(Pipeline, ASlotThatNeverComesBackIsATimeout) {
   const auto data = test_data();
   const Config config{Mode::raw, parse_codec_spec("memcpy"), 256 << 10, 2, 1, 300ms};
-  rdma::LinkPair link = make_link(rdma::TransportKind::tcp, config, data);
+  // The link gets a long timeout of its own, so that the pipeline's 300 ms is the only one that
+  // can fire: on a loaded host the unserved end's reader may not run for 300 ms, and the link's
+  // send timeout would otherwise end the run first, with another message.
+  Config link_config = config;
+  link_config.timeout = 30'000ms;
+  rdma::LinkPair link = make_link(rdma::TransportKind::tcp, link_config, data);
   // Nobody serves the receiving end: no credit ever comes back.
   const auto start = std::chrono::steady_clock::now();
   try {

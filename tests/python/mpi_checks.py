@@ -130,13 +130,15 @@ class Collectives(unittest.TestCase):
         env = dict(ENV, WIREZIP_TEST_TOKEN=token)
         job = subprocess.Popen(mpirun(3, "-x", "WIREZIP_TEST_TOKEN", binary("bench_collective"), "--sizes=8MiB",
                                       "--ops=all_reduce", "--codecs=bytegroup+lz4", "--benchmark_min_time=60",
-                                      "--timeout-ms=2000", f"--transport={transport}"),
+                                      "--timeout-ms=5000", f"--transport={transport}"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         try:
             deadline = time.monotonic() + 30
             while not rank_pids(token, 1) and time.monotonic() < deadline:
                 time.sleep(0.2)
             time.sleep(3)  # well inside the timed loop
+            if job.poll() is not None:
+                self.fail("the job ended before the fault was injected: " + job.stderr.read()[-1500:])
             victims = rank_pids(token, 1)
             self.assertTrue(victims, "rank 1 never started")
             for pid in victims:
@@ -181,7 +183,7 @@ class Collectives(unittest.TestCase):
     def test_a_stalled_rank_ends_the_job_within_the_timeout(self):
         status, err, seconds = self.fault(signal.SIGSTOP)
         self.assertNotEqual(status, 0)
-        self.assertLess(seconds, 30)  # --timeout-ms=2000: the ring's wait, then the watchdog
+        self.assertLess(seconds, 30)  # --timeout-ms=5000: the ring's wait, then the watchdog
         self.assertRegex(err, "a rank died or stalls")
 
     def test_a_killed_rank_over_tcp_ends_the_job_with_an_error(self):
