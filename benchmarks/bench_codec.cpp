@@ -2,7 +2,7 @@
 // chunk size x thread count, compress and decompress, each round trip verified outside the timing.
 //
 //   bench_codec [--codecs=SPEC,...] [--datasets=SPEC,...] [--chunks=1MiB,...] [--threads=1,2|all]
-//               [--cpus=0-15]
+//               [--cpus=0-15] [--window=SIZE]
 //               [--list-codecs] [--benchmark_* flags of Google Benchmark]
 //   bench_codec --per-tensor [--per-tensor-out=FILE] --datasets=safetensors:PATH [--codecs=...] [--chunks=...]
 #include <benchmark/benchmark.h>
@@ -21,8 +21,10 @@
 #include "help.hpp"
 #include "failure_summary.hpp"
 #include "instruction_counter.hpp"
+#include "max_rss.hpp"
 #include "per_tensor.hpp"
 #include "repeated_case.hpp"
+#include "window_facts.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -42,6 +44,33 @@ struct Config {
   std::vector<int> threads;
   std::vector<int> cpus;  // --cpus, in the order given; empty: no pinning
 };
+
+// A data set of the run: in memory (synthetic, or a file no larger than the window), or a file
+// read window by window, with the figures one pass over it found.
+struct RunDataset {
+  datasets::Dataset data;  // bytes empty when windowed
+  std::unique_ptr<datasets::DatasetReader> reader;
+  harness::WindowFacts facts;
+};
+
+RunDataset load(const std::string& spec, std::uint64_t window, const std::vector<std::uint64_t>& chunks) {
+  RunDataset out;
+  if (!datasets::DatasetReader::is_file_spec(spec)) {
+    out.data = datasets::load_dataset(spec);
+    return out;
+  }
+  out.reader = std::make_unique<datasets::DatasetReader>(datasets::open_file_dataset(spec));
+  out.data.spec = spec;
+  out.data.description = out.reader->description();
+  if (out.reader->size() <= window) {  // fits: held whole, as a synthetic data set is
+    out.data.bytes.resize(out.reader->size());
+    out.reader->read(0, out.data.bytes);
+    out.reader.reset();
+    return out;
+  }
+  out.facts = harness::window_facts(*out.reader, window, chunks);
+  return out;
+}
 
 Config parse_config(const std::string& codecs, const std::string& datasets, const std::string& chunks,
                     const std::string& threads, const std::string& cpu_list, bool per_tensor) {
@@ -120,26 +149,43 @@ std::optional<codecs::FloatFormat> float_format(std::size_t width) {
   return std::nullopt;
 }
 
-void register_cases(const Config& config, const std::deque<datasets::Dataset>& data) {
+// Google Benchmark's Setup hook: each case's peak memory starts from what is resident now.
+void reset_case_peak(const benchmark::State&) { harness::reset_peak_rss(); }
+
+void register_cases(const Config& config, const std::deque<RunDataset>& data, std::uint64_t window) {
   auto ceiling = std::make_shared<harness::MemcpyCeiling>();
-  for (const datasets::Dataset& dataset : data) {
+  for (const RunDataset& run : data) {
+    const datasets::Dataset& dataset = run.data;
     benchmark::AddCustomContext("dataset:" + dataset.spec, dataset.description);
-    benchmark::AddCustomContext("dataset_sha256:" + dataset.spec, datasets::sha256_hex(dataset.bytes));
+    benchmark::AddCustomContext("dataset_sha256:" + dataset.spec,
+                                run.reader ? run.facts.sha256 : datasets::sha256_hex(dataset.bytes));
+    if (run.reader)
+      benchmark::AddCustomContext("dataset_windowed:" + dataset.spec,
+                                  fmt::format("{} bytes read by windows of at most {} bytes", run.reader->size(), window));
     for (std::uint64_t chunk : config.chunks) {
-      const double bound = codecs::entropy_bound_ratio(dataset.bytes, dataset.element_width, chunk);
-      const auto format = float_format(dataset.element_width);
-      const double exponent_bound = format ? codecs::exponent_bound_ratio(dataset.bytes, *format, chunk) : NAN;
-      const double value_bound = dataset.element_width == 2 ? codecs::value_bound_ratio(dataset.bytes, chunk) : NAN;
+      double bound = 0, exponent_bound = 0, value_bound = 0;
+      if (run.reader) {  // bf16: every bound applies
+        const harness::ChunkBounds& b = run.facts.bounds.at(chunk);
+        bound = b.entropy, exponent_bound = b.exponent, value_bound = b.value;
+      } else {
+        bound = codecs::entropy_bound_ratio(dataset.bytes, dataset.element_width, chunk);
+        const auto format = float_format(dataset.element_width);
+        exponent_bound = format ? codecs::exponent_bound_ratio(dataset.bytes, *format, chunk) : NAN;
+        value_bound = dataset.element_width == 2 ? codecs::value_bound_ratio(dataset.bytes, chunk) : NAN;
+      }
       for (const codecs::CodecSpec& spec : config.codecs) {
         for (auto direction : {harness::Direction::compress, harness::Direction::decompress}) {
           harness::CodecCase c{.codec_spec = spec, .dataset = &dataset, .chunk_bytes = chunk,
                                .direction = direction, .entropy_bound_ratio = bound,
                                .exponent_bound_ratio = exponent_bound, .value_bound_ratio = value_bound,
                                .ceiling = ceiling, .cpus = config.cpus};
+          c.reader = run.reader.get();
+          c.window_bytes = window;
           auto* bench = harness::register_case(
               case_name(spec.text(), dataset.spec, chunk, direction),
               [c](benchmark::State& state) { harness::run_codec_case(state, c); });
           bench->UseManualTime();  // the wall time of all threads, see harness::IterationWallClock
+          bench->Setup(reset_case_peak);
           for (int t : config.threads) bench->Threads(t);
         }
       }
@@ -156,7 +202,7 @@ int main(int argc, char** argv) {
                "Google Benchmark's --benchmark_* flags are accepted too."};
   std::string codec_list, dataset_list{datasets::kDefaultDatasetSpec}, chunk_list = "1MiB", thread_list = "1", cpu_list;
   bool list_codecs = false, per_tensor = false;
-  std::string per_tensor_out = "-";
+  std::string per_tensor_out = "-", window_text;
   app.add_option("--codecs", codec_list, "codec specs, comma-separated (default: memcpy, every family, peers)");
   app.add_option("--datasets", dataset_list, "dataset specs, comma-separated")->capture_default_str();
   app.add_option("--chunks", chunk_list, "chunk sizes; each chunk is compressed on its own")->capture_default_str();
@@ -164,6 +210,8 @@ int main(int argc, char** argv) {
                  "(or in --cpus), that count included")->capture_default_str();
   app.add_option("--cpus", cpu_list, "pin thread i to the i-th CPU of this list, modulo its length (e.g. 0-15 or "
                  "2,4,6); each CPU must be one this process may run on");
+  app.add_option("--window", window_text, "file data sets larger than this are read, coded and checked this many "
+                 "bytes at a time (rounded down to whole chunks per thread); default min(1GiB, RAM/8)");
   app.add_flag("--list-codecs", list_codecs, "print representative specs, the codec table (forms, options, libraries) and the decoders, then exit");
   app.add_flag("--per-tensor", per_tensor,
                "instead of timed cases: ratio and bounds of each tensor of safetensors data sets, as JSON");
@@ -176,17 +224,24 @@ int main(int argc, char** argv) {
   }
 
   return harness::run_reporting_errors("bench_codec", [&] {
-    std::deque<datasets::Dataset> data;  // deque: cases keep pointers to its elements
+    std::deque<RunDataset> data;  // deque: cases keep pointers to its elements
     Config config = parse_config(codec_list, dataset_list, chunk_list, thread_list, cpu_list, per_tensor);
+    const std::uint64_t window =
+        window_text.empty() ? datasets::default_window_bytes() : flag::size("--window", window_text, 1);
     if (per_tensor) return run_per_tensor(config, per_tensor_out, argc, argv);
-    for (const std::string& spec : config.datasets) data.push_back(datasets::load_dataset(spec));
+    for (const std::string& spec : config.datasets) data.push_back(load(spec, window, config.chunks));
     harness::add_host_context(argc, argv);
+    benchmark::AddCustomContext("window_bytes", std::to_string(window));
+    // The peak so far: loading the data sets (and the one pass over each windowed one). Read before
+    // max_rss_method(), whose first call resets the mark to find out whether the kernel allows it.
+    if (const auto peak = harness::peak_rss_bytes()) benchmark::AddCustomContext("max_rss_bytes", std::to_string(*peak));
+    benchmark::AddCustomContext("max_rss_method", harness::max_rss_method());
     // instructions_per_byte is in every case where the PMU counts, and absent (with the reason
     // here) where it does not: a zero would read as a measurement.
     const std::string& no_counter = harness::InstructionCounter::unavailable_reason();
     benchmark::AddCustomContext("instructions", no_counter.empty() ? "perf_event_open, user space" : "unavailable: " + no_counter);
     if (!config.cpus.empty()) benchmark::AddCustomContext("cpus", cpus::format(config.cpus));
-    register_cases(config, data);
+    register_cases(config, data, window);
     return harness::exit_status("bench_codec", harness::run_cases());
   });
 }

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <vector>
 
+#include "codec_chunks.hpp"
 #include "instruction_counter.hpp"
+#include "max_rss.hpp"
 #include "repeated_case.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -16,14 +18,6 @@ namespace wirezip::harness {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// This thread's share: chunks t, t + T, t + 2T, ... each with its own compressed buffer.
-struct ThreadChunks {
-  std::vector<std::span<const std::byte>> originals;
-  std::vector<std::vector<std::byte>> frames;
-  std::vector<std::size_t> frame_sizes;
-  std::uint64_t original_bytes = 0;
-};
 
 ThreadChunks chunks_for_thread(const CodecCase& config, const codecs::Codec& codec, int thread, int threads) {
   ThreadChunks mine;
@@ -38,32 +32,18 @@ ThreadChunks chunks_for_thread(const CodecCase& config, const codecs::Codec& cod
   for (std::size_t i = static_cast<std::size_t>(thread); i < count; i += static_cast<std::size_t>(threads)) {
     std::span<const std::byte> piece = all.subspan(i * chunk, std::min(chunk, all.size() - i * chunk));
     mine.originals.push_back(piece);
-    mine.frames.emplace_back(codec.max_compressed_size(piece.size()));
     mine.original_bytes += piece.size();
   }
+  mine.make_frames(mine.originals.size(), codec.max_compressed_size(chunk));
   mine.frame_sizes.assign(mine.originals.size(), 0);
   return mine;
-}
-
-void compress_all(codecs::Codec& codec, ThreadChunks& mine) {
-  for (std::size_t i = 0; i < mine.originals.size(); ++i)
-    mine.frame_sizes[i] = codec.compress(mine.originals[i], mine.frames[i]);
-}
-
-void decompress_all(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::byte>& restored) {
-  std::size_t offset = 0;
-  for (std::size_t i = 0; i < mine.originals.size(); ++i) {
-    std::span<std::byte> out(restored.data() + offset, mine.originals[i].size());
-    codec.decompress(std::span(mine.frames[i]).first(mine.frame_sizes[i]), out);
-    offset += out.size();
-  }
 }
 
 // The timed work of one iteration, in a function of its own that is never inlined: the
 // instruction-count mode (plots/icount.py) collects under cachegrind only inside it
 // (--toggle-collect=*timed_codec_pass*), so setup, verification and the harness do not count.
 [[gnu::noinline]] void timed_codec_pass(Direction direction, codecs::Codec& codec, ThreadChunks& mine,
-                                        std::vector<std::byte>& restored) {
+                                        std::span<std::byte> restored) {
   if (direction == Direction::compress)
     compress_all(codec, mine);
   else
@@ -71,7 +51,7 @@ void decompress_all(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::b
 }
 
 // Restores every chunk and compares it with the original; throws on the first difference.
-void verify(codecs::Codec& codec, ThreadChunks& mine, std::vector<std::byte>& restored, bool decode_again) {
+void verify(codecs::Codec& codec, ThreadChunks& mine, std::span<std::byte> restored, bool decode_again) {
   if (decode_again) decompress_all(codec, mine, restored);
   std::size_t offset = 0;
   for (std::size_t i = 0; i < mine.originals.size(); ++i) {
@@ -110,7 +90,11 @@ void report_totals(benchmark::State& state, const CodecCase& config, std::uint64
   shared.clock.reset();
   if (state.error_occurred() || all == 0) return;
   state.counters["compressed_bytes"] = static_cast<double>(all);
-  state.counters["ratio"] = static_cast<double>(config.dataset->bytes.size()) / static_cast<double>(all);
+  state.counters["ratio"] = static_cast<double>(config.data_bytes()) / static_cast<double>(all);
+  if (const auto peak = peak_rss_bytes()) state.counters["max_rss_bytes"] = static_cast<double>(*peak);
+  if (config.reader)
+    state.counters["windows"] =
+        static_cast<double>(plan_windows(config.data_bytes(), config.chunk_bytes, config.window_bytes, state.threads()).windows());
   set_if_known(state, "entropy_bound_ratio", config.entropy_bound_ratio);
   set_if_known(state, "exponent_bound_ratio", config.exponent_bound_ratio);
   set_if_known(state, "value_bound_ratio", config.value_bound_ratio);
@@ -193,53 +177,116 @@ void IterationWallClock::arrive(int threads, bool leaving) {
   phase_done_.wait(lock, [&] { return phase_ != mine; });
 }
 
-void run_codec_case(benchmark::State& state, const CodecCase& config) {
+namespace {
+
+// What one thread's timed loop leaves for the report.
+struct LoopOutcome {
+  bool ok = false;
+  double wall_seconds = 0;      // timed seconds over all iterations
+  std::uint64_t compressed = 0;  // this thread's frames, one pass over the data set
+  std::uint64_t bytes = 0;       // this thread's share of the data set, per iteration
+};
+
+// The data set in memory: chunked and compressed once, then timed as a whole every iteration.
+LoopOutcome in_memory_loop(benchmark::State& state, const CodecCase& config, InstructionCounter& instructions) {
   const int threads = state.threads();
   IterationWallClock& clock = config.shared->clock;
   std::unique_ptr<codecs::Codec> codec;
   ThreadChunks mine;
   std::vector<std::byte> restored;
+  LoopOutcome out;
   // Both directions start from real frames: the decompress case times exactly these.
-  bool ok = guarded(state, [&] {
+  out.ok = guarded(state, [&] {
     pin(config.cpus, state.thread_index());
     codec = config.codec_spec.make();
     mine = chunks_for_thread(config, *codec, state.thread_index(), threads);
     restored.resize(mine.original_bytes);
     compress_all(*codec, mine);
   });
-  if (!ok) clock.leave(threads);  // an error skips the loop
-
-  double wall_seconds = 0;
-  InstructionCounter instructions;  // this thread's, around the timed work only
+  if (!out.ok) clock.leave(threads);  // an error skips the loop
   for (auto _ : state) {
     clock.start(threads);
     instructions.resume();
-    ok = guarded(state, [&] { timed_codec_pass(config.direction, *codec, mine, restored); });
+    out.ok = guarded(state, [&] { timed_codec_pass(config.direction, *codec, mine, restored); });
     instructions.pause();
-    if (!ok) {
+    if (!out.ok) {
       clock.leave(threads);
       break;
     }
     const double seconds = clock.finish(threads);
-    wall_seconds += seconds;
+    out.wall_seconds += seconds;
     state.SetIterationTime(seconds);
   }
-  if (ok) ok = guarded(state, [&] { verify(*codec, mine, restored, config.direction == Direction::compress); });
+  if (out.ok) out.ok = guarded(state, [&] { verify(*codec, mine, restored, config.direction == Direction::compress); });
+  for (std::size_t size : mine.frame_sizes) out.compressed += size;
+  out.bytes = mine.original_bytes;
+  return out;
+}
 
-  std::uint64_t compressed = 0;
-  for (std::size_t size : mine.frame_sizes) compressed += size;
-  double rate = 0;  // all threads' bytes over the wall time, as Google Benchmark's bytes_per_second
-  if (ok) {
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * mine.original_bytes));
-    const auto count = instructions.total();
-    if (count && mine.original_bytes > 0)  // per byte of this thread's share, averaged over threads
-      state.counters["instructions_per_byte"] = benchmark::Counter(
-          static_cast<double>(*count) / (static_cast<double>(state.iterations()) * static_cast<double>(mine.original_bytes)),
-          benchmark::Counter::kAvgThreads);
-    if (wall_seconds > 0)
-      rate = static_cast<double>(state.iterations()) * static_cast<double>(config.dataset->bytes.size()) / wall_seconds;
+// A file data set a window at a time: every iteration reads each window, codes it (timed, all
+// threads between one start and finish line per window) and checks every chunk. The iteration's
+// time is the sum of its windows' timed passes: reading, compressing for a decompress case,
+// checking and releasing are outside it.
+LoopOutcome windowed_loop(benchmark::State& state, const CodecCase& config, InstructionCounter& instructions) {
+  const int threads = state.threads();
+  IterationWallClock& clock = config.shared->clock;
+  const bool decompress = config.direction == Direction::decompress;
+  std::unique_ptr<codecs::Codec> codec;
+  std::optional<WindowedChunks> mine;
+  LoopOutcome out;
+  out.ok = guarded(state, [&] {
+    pin(config.cpus, state.thread_index());
+    codec = config.codec_spec.make();
+    const WindowPlan plan = plan_windows(config.data_bytes(), config.chunk_bytes, config.window_bytes, threads);
+    mine.emplace(*config.reader, plan, *codec, state.thread_index(), threads, decompress);
+    out.bytes = mine->total_bytes();
+  });
+  if (!out.ok) clock.leave(threads);
+  const std::size_t windows =
+      out.ok ? plan_windows(config.data_bytes(), config.chunk_bytes, config.window_bytes, threads).windows() : 0;
+  for (auto _ : state) {
+    double iteration = 0;
+    std::uint64_t compressed = 0;
+    for (std::size_t w = 0; w < windows && out.ok; ++w) {
+      out.ok = guarded(state, [&] { mine->load(w, *codec); });
+      if (!out.ok) break;
+      clock.start(threads);
+      instructions.resume();
+      out.ok = guarded(state, [&] { timed_codec_pass(config.direction, *codec, mine->chunks(), mine->restored()); });
+      instructions.pause();
+      if (!out.ok) break;
+      iteration += clock.finish(threads);
+      out.ok = guarded(state, [&] { compressed += mine->verify(*codec); });
+    }
+    if (!out.ok) {
+      clock.leave(threads);
+      break;
+    }
+    out.compressed = compressed;
+    out.wall_seconds += iteration;
+    state.SetIterationTime(iteration);
   }
-  report_totals(state, config, compressed, rate);
+  return out;
+}
+
+}  // namespace
+
+void run_codec_case(benchmark::State& state, const CodecCase& config) {
+  InstructionCounter instructions;  // this thread's, around the timed work only
+  const LoopOutcome out = config.reader ? windowed_loop(state, config, instructions)
+                                        : in_memory_loop(state, config, instructions);
+  double rate = 0;  // all threads' bytes over the wall time, as Google Benchmark's bytes_per_second
+  if (out.ok) {
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.bytes));
+    const auto count = instructions.total();
+    if (count && out.bytes > 0)  // per byte of this thread's share, averaged over threads
+      state.counters["instructions_per_byte"] = benchmark::Counter(
+          static_cast<double>(*count) / (static_cast<double>(state.iterations()) * static_cast<double>(out.bytes)),
+          benchmark::Counter::kAvgThreads);
+    if (out.wall_seconds > 0)
+      rate = static_cast<double>(state.iterations()) * static_cast<double>(config.data_bytes()) / out.wall_seconds;
+  }
+  report_totals(state, config, out.compressed, rate);
 }
 
 }  // namespace wirezip::harness

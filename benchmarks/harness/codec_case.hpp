@@ -17,6 +17,7 @@
 
 #include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/datasets/dataset.hpp"
+#include "wirezip/datasets/dataset_reader.hpp"
 
 namespace wirezip::harness {
 
@@ -74,7 +75,10 @@ class MemcpyCeiling {
 
 struct CodecCase {
   codecs::CodecSpec codec_spec;
-  const datasets::Dataset* dataset = nullptr;
+  const datasets::Dataset* dataset = nullptr;  // spec and description; its bytes unless windowed
+  // Windowed: a file data set larger than the window, read window_bytes at a time (codec_chunks.hpp).
+  const datasets::DatasetReader* reader = nullptr;
+  std::uint64_t window_bytes = 0;
   std::size_t chunk_bytes = 0;
   Direction direction = Direction::compress;
   // Order-0 bounds precomputed for (dataset, chunk); a bound that does not apply is left out (NaN).
@@ -84,6 +88,7 @@ struct CodecCase {
   std::shared_ptr<MemcpyCeiling> ceiling;  // shared by every case of the run; null: no vs_memcpy
 
   bool is_memcpy() const { return codec_spec.text() == "memcpy"; }
+  std::uint64_t data_bytes() const { return reader ? reader->size() : dataset->bytes.size(); }
   // What makes two cases' rates comparable: data set, chunk size, direction and thread count.
   std::string ceiling_key(int threads) const;
   std::vector<int> cpus;  // --cpus: thread i runs on cpus[i % size]; empty: wherever the kernel puts it

@@ -10,9 +10,7 @@
 #include <memory>
 #include <new>
 
-#include "wirezip/datasets/bf16.hpp"
-#include "wirezip/datasets/mapped_file.hpp"
-#include "wirezip/datasets/safetensors.hpp"
+#include "wirezip/datasets/dataset_reader.hpp"
 #include "wirezip/datasets/synthetic.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/spec.hpp"
@@ -39,65 +37,13 @@ Dataset load_synthetic(std::string_view spec) {
   return dataset;
 }
 
-Dataset load_safetensors(std::string_view spec) {
-  // The regex may contain ':' and '=', so "tensors=" takes the rest of the spec; it must come last.
-  std::string regex;  // empty: an empty pattern matches every name (RE2, partial match)
-  constexpr std::string_view kTensors = ":tensors=";
-  std::size_t at = spec.find(kTensors);
-  if (at != std::string_view::npos) {
-    regex = std::string(spec.substr(at + kTensors.size()));
-    if (regex.empty()) fail("tensors= needs a regex (omit it to take every tensor)");
-    spec = spec.substr(0, at);
-  }
-  SpecPart part = parse_spec_part(spec);
-  if (part.positional.size() != 1) fail("expected safetensors:PATH[:tensors=REGEX] (PATH without ':')");
-  if (!part.options.empty())
-    fail("unknown option '{}' for safetensors (valid: tensors=REGEX, last)", part.options.begin()->first);
-  const std::string& path = part.positional[0];
-  SafetensorsSelection selection = read_safetensors_bf16(path, regex);
-
-  std::size_t from_f32 = 0, from_f16 = 0, from_bf16 = 0;
-  for (std::size_t i : selection.selected) {
-    const std::string_view dtype = selection.header.tensors[i].dtype;
-    if (dtype == "F32")
-      ++from_f32;
-    else if (dtype == "F16")
-      ++from_f16;
-    else
-      ++from_bf16;
-  }
+// file: and safetensors: specs, read whole through the reader the windowed benchmarks use.
+Dataset load_file_dataset(std::string_view spec) {
+  DatasetReader reader(spec);
   Dataset dataset;
-  dataset.description =
-      fmt::format("safetensors {}: {} of {} tensors{} (F32 {}, F16 {}, BF16 {}) as bf16, {} bf16 elements", path,
-                  selection.selected.size(), selection.header.tensors.size(),
-                  regex.empty() ? "" : fmt::format(" matching '{}'", regex), from_f32, from_f16, from_bf16,
-                  selection.bf16.size() / 2);
-  dataset.bytes = std::move(selection.bf16);
-  return dataset;
-}
-
-Dataset load_file(std::string_view spec) {
-  SpecPart part = parse_spec_part(spec);
-  if (part.positional.size() != 1) fail("expected file:PATH[:dtype=bf16|f32] (PATH without ':')");
-  std::string dtype = part.take("dtype").value_or("bf16");
-  if (dtype != "bf16" && dtype != "f32") fail("unknown dtype '{}' for file (valid: bf16, f32)", dtype);
-  if (!part.options.empty()) fail("unknown option '{}' for file (valid: dtype=bf16|f32)", part.options.begin()->first);
-  const std::string& path = part.positional[0];
-  MappedFile file(path);
-  std::span<const std::byte> raw = file.bytes();
-  std::size_t width = dtype == "f32" ? 4 : 2;
-  if (raw.empty()) fail("'{}' is empty", path);
-  if (raw.size() % width != 0)
-    fail("'{}' has {} bytes, not a whole number of {}-byte {} elements", path, raw.size(), width, dtype);
-
-  Dataset dataset;
-  dataset.bytes.resize(raw.size() / width * 2);
-  if (dtype == "f32")
-    f32_le_to_bf16_le(raw, dataset.bytes);
-  else
-    std::copy(raw.begin(), raw.end(), dataset.bytes.begin());
-  dataset.description = fmt::format("raw {} file {}{}, {} bf16 elements", dtype, path,
-                                    dtype == "f32" ? " converted to bf16" : "", dataset.bytes.size() / 2);
+  dataset.description = reader.description();
+  dataset.bytes.resize(reader.size());
+  reader.read(0, dataset.bytes);
   return dataset;
 }
 
@@ -109,10 +55,8 @@ Dataset load_dataset(std::string_view spec) {
   try {
     if (source == "synthetic")
       dataset = load_synthetic(spec);
-    else if (source == "safetensors")
-      dataset = load_safetensors(spec);
-    else if (source == "file")
-      dataset = load_file(spec);
+    else if (DatasetReader::is_file_spec(spec))
+      dataset = load_file_dataset(spec);
     else
       fail("unknown source '{}' (valid: {})", source, kValidForms);
   } catch (const Error& error) {
@@ -125,18 +69,45 @@ Dataset load_dataset(std::string_view spec) {
   return dataset;
 }
 
-std::string sha256_hex(std::span<const std::byte> bytes) {
+DatasetReader open_file_dataset(std::string_view spec) {
+  try {
+    return DatasetReader(spec);
+  } catch (const Error& error) {
+    fail("dataset '{}': {}", shown(spec), error.what());
+  } catch (const std::bad_alloc&) {
+    fail("dataset '{}': out of memory", shown(spec));
+  }
+}
+
+struct Sha256Stream::Context {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
+};
+
+Sha256Stream::Sha256Stream() : context_(std::make_unique<Context>()) {
+  if (!context_->md || EVP_DigestInit_ex(context_->md.get(), EVP_sha256(), nullptr) != 1)
+    fail("sha256: OpenSSL EVP digest failed");
+}
+
+Sha256Stream::~Sha256Stream() = default;
+
+void Sha256Stream::update(std::span<const std::byte> bytes) {
+  if (EVP_DigestUpdate(context_->md.get(), bytes.data(), bytes.size()) != 1) fail("sha256: OpenSSL EVP digest failed");
+}
+
+std::string Sha256Stream::hex() {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(context.get(), bytes.data(), bytes.size()) != 1 ||
-      EVP_DigestFinal_ex(context.get(), digest.data(), &length) != 1)
-    fail("sha256: OpenSSL EVP digest failed");
+  if (EVP_DigestFinal_ex(context_->md.get(), digest.data(), &length) != 1) fail("sha256: OpenSSL EVP digest failed");
   std::string hex;
   hex.reserve(2 * length);
   for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
   return hex;
+}
+
+std::string sha256_hex(std::span<const std::byte> bytes) {
+  Sha256Stream digest;
+  digest.update(bytes);
+  return digest.hex();
 }
 
 }  // namespace wirezip::datasets

@@ -344,23 +344,29 @@ void check_disjoint_into_views(std::vector<Entry>& entries, SafetensorsHeader& h
 
 }  // namespace
 
-SafetensorsHeader parse_safetensors_header(std::span<const std::byte> file) {
-  if (file.size() < 8) fail("{} bytes is too short for a safetensors file (8-byte header length)", file.size());
-  std::uint64_t length = load_le64(file.data());
+std::uint64_t safetensors_head_size(std::span<const std::byte> first, std::uint64_t file_size) {
+  if (file_size < 8 || first.size() < 8)
+    fail("{} bytes is too short for a safetensors file (8-byte header length)", file_size);
+  std::uint64_t length = load_le64(first.data());
   if (length > kMaxSafetensorsHeader)
     fail("header length {} is over the format's limit of {} bytes (not a safetensors file?)", length,
          kMaxSafetensorsHeader);
-  if (length > file.size() - 8)
+  if (length > file_size - 8)
     fail("header length {} runs past the end of the file ({} bytes follow the length; truncated?)", length,
-         file.size() - 8);
+         file_size - 8);
+  return 8 + length;
+}
 
+SafetensorsHeader parse_safetensors_header(std::span<const std::byte> head, std::uint64_t file_size) {
   SafetensorsHeader result;
-  result.data_start = 8 + length;
+  result.data_start = safetensors_head_size(head, file_size);
+  if (head.size() < result.data_start)
+    fail("internal error: {} bytes given of a {}-byte header", head.size(), result.data_start);
   std::vector<Entry> entries;
   {
-    HeaderReader reader(file.size() - result.data_start, result);
-    const char* text = reinterpret_cast<const char*>(file.data() + 8);
-    if (!nlohmann::json::sax_parse(text, text + length, &reader)) fail("header is not valid JSON");
+    HeaderReader reader(file_size - result.data_start, result);
+    const char* text = reinterpret_cast<const char*>(head.data() + 8);
+    if (!nlohmann::json::sax_parse(text, text + (result.data_start - 8), &reader)) fail("header is not valid JSON");
     entries = reader.take_entries();
   }
   // The stores are complete: the views made now point into buffers that no longer move.
@@ -368,6 +374,10 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> file) {
   result.dimensions.shrink_to_fit();
   check_disjoint_into_views(entries, result);
   return result;
+}
+
+SafetensorsHeader parse_safetensors_header(std::span<const std::byte> file) {
+  return parse_safetensors_header(file, file.size());
 }
 
 SafetensorsSelection select_safetensors_bf16(std::span<const std::byte> file, const std::string& tensor_regex) {

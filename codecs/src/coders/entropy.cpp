@@ -37,9 +37,19 @@ double order0_entropy_bits(std::span<const std::byte> bytes) {
   return information_bits(counts, bytes.size()) / static_cast<double>(bytes.size());
 }
 
+double bound_ratio_of_bits(std::uint64_t bytes, double bits) {
+  return bytes == 0 ? 1.0 : bound(static_cast<std::size_t>(bytes), bits);
+}
+
 double entropy_bound_ratio(std::span<const std::byte> data, std::size_t width, std::size_t chunk) {
   if (data.empty() || width == 0 || chunk == 0) return 1.0;
   double bits = 0;
+  add_entropy_bound_bits(data, width, chunk, bits);
+  return bound(data.size(), bits);
+}
+
+void add_entropy_bound_bits(std::span<const std::byte> data, std::size_t width, std::size_t chunk, double& bits) {
+  if (width == 0 || chunk == 0) return;
   for (std::size_t start = 0; start < data.size(); start += chunk) {
     std::span<const std::byte> piece = data.subspan(start, std::min(chunk, data.size() - start));
     const std::size_t elements = piece.size() / width;
@@ -50,14 +60,19 @@ double entropy_bound_ratio(std::span<const std::byte> data, std::size_t width, s
     }
     bits += 8.0 * static_cast<double>(piece.size() % width);
   }
-  return bound(data.size(), bits);
 }
 
 double exponent_bound_ratio(std::span<const std::byte> data, FloatFormat format, std::size_t chunk) {
   if (data.empty() || chunk == 0) return 1.0;
+  double bits = 0;
+  add_exponent_bound_bits(data, format, chunk, bits);
+  return bound(data.size(), bits);
+}
+
+void add_exponent_bound_bits(std::span<const std::byte> data, FloatFormat format, std::size_t chunk, double& bits) {
+  if (chunk == 0) return;
   const std::size_t width = float_format_width(format);
   std::vector<std::byte> planes;
-  double bits = 0;
   for (std::size_t start = 0; start < data.size(); start += chunk) {
     std::span<const std::byte> piece = data.subspan(start, std::min(chunk, data.size() - start));
     const std::size_t elements = piece.size() / width;
@@ -68,13 +83,18 @@ double exponent_bound_ratio(std::span<const std::byte> data, FloatFormat format,
     for (std::size_t k = 0; k < width && elements; ++k) bits += plane_bits({pointers[k], elements});
     bits += 8.0 * static_cast<double>(piece.size() % width);
   }
-  return bound(data.size(), bits);
 }
 
 double value_bound_ratio(std::span<const std::byte> data, std::size_t chunk) {
   if (data.empty() || chunk == 0) return 1.0;
-  std::vector<std::uint64_t> counts(1 << 16);
   double bits = 0;
+  add_value_bound_bits(data, chunk, bits);
+  return bound(data.size(), bits);
+}
+
+void add_value_bound_bits(std::span<const std::byte> data, std::size_t chunk, double& bits) {
+  if (chunk == 0) return;
+  std::vector<std::uint64_t> counts(1 << 16);
   for (std::size_t start = 0; start < data.size(); start += chunk) {
     std::span<const std::byte> piece = data.subspan(start, std::min(chunk, data.size() - start));
     std::fill(counts.begin(), counts.end(), 0);
@@ -83,7 +103,6 @@ double value_bound_ratio(std::span<const std::byte> data, std::size_t chunk) {
       ++counts[static_cast<std::uint8_t>(piece[2 * i]) | static_cast<std::uint8_t>(piece[2 * i + 1]) << 8];
     bits += information_bits(counts, elements) + 8.0 * static_cast<double>(piece.size() % 2);
   }
-  return bound(data.size(), bits);
 }
 
 bool looks_incompressible(std::span<const std::byte> plane) {

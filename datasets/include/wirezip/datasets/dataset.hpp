@@ -7,6 +7,7 @@
 //   file:PATH[:dtype=bf16]                raw little-endian bf16 (dtype=f32 converts)
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,7 +28,27 @@ inline constexpr std::string_view kDefaultDatasetSpec = "synthetic:weights:size=
 // Throws wirezip::Error (one line naming the spec and the problem) on a bad spec or unreadable file.
 Dataset load_dataset(std::string_view spec);
 
+class DatasetReader;
+// A file: or safetensors: spec opened for reading by range (dataset_reader.hpp); errors read as
+// load_dataset's do.
+DatasetReader open_file_dataset(std::string_view spec);
+
 // Hex sha256 of the bytes, for the benchmark context (same bytes, same digest, on every host).
 std::string sha256_hex(std::span<const std::byte> bytes);
+
+// The same digest of a stream fed a piece at a time (a data set read by windows).
+class Sha256Stream {
+ public:
+  Sha256Stream();
+  ~Sha256Stream();
+  Sha256Stream(const Sha256Stream&) = delete;
+  Sha256Stream& operator=(const Sha256Stream&) = delete;
+  void update(std::span<const std::byte> bytes);
+  std::string hex();  // once, after the last update
+
+ private:
+  struct Context;
+  std::unique_ptr<Context> context_;
+};
 
 }  // namespace wirezip::datasets

@@ -53,6 +53,12 @@ inline constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;
 // are wrong (without the path); untrusted text in messages is shortened and escaped.
 SafetensorsHeader parse_safetensors_header(std::span<const std::byte> file);
 
+// The same checks on a file read, not mapped (dataset_reader.hpp): safetensors_head_size checks the
+// 8-byte length at the start of a file of `file_size` bytes and returns how many bytes the length
+// and header take; parse_safetensors_header(head, file_size) then parses `head`, which holds them.
+std::uint64_t safetensors_head_size(std::span<const std::byte> first, std::uint64_t file_size);
+SafetensorsHeader parse_safetensors_header(std::span<const std::byte> head, std::uint64_t file_size);
+
 struct SafetensorsSelection {
   std::vector<std::byte> bf16;        // the selected tensors converted and concatenated
   SafetensorsHeader header;           // the whole file's

@@ -1,0 +1,51 @@
+#pragma once
+// A file data set read by range: the bf16 stream of file: and safetensors: specs without holding it
+// whole, so a benchmark can walk a checkpoint of any size through a bounded window.
+//
+// PATH may be a glob (safetensors:DIR/*.safetensors, file:DIR/part-*.bin): its files, in the sorted
+// order glob(3) gives, form one stream, each file's selected tensors in file order. Only the headers
+// are read when the reader opens (each checked by the one safetensors parser); tensor bytes are read
+// with pread(2) into the caller's buffer, converted to bf16 on the way, so the page cache holds the
+// file and this process only what it asked for.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wirezip::datasets {
+
+// The window a benchmark reads a file data set through unless told: min(1 GiB, physical memory / 8).
+std::uint64_t default_window_bytes();
+
+class DatasetReader {
+ public:
+  // file:PATH[:dtype=bf16|f32] or safetensors:PATH[:tensors=REGEX]; is_file_spec tells which specs
+  // it takes. Throws wirezip::Error (one line, naming the file and the problem; not the spec).
+  explicit DatasetReader(std::string_view spec);
+  ~DatasetReader();
+  DatasetReader(DatasetReader&&) noexcept;
+  DatasetReader& operator=(DatasetReader&&) noexcept;
+
+  static bool is_file_spec(std::string_view spec);
+
+  const std::string& description() const { return description_; }
+  std::uint64_t size() const { return size_; }  // bytes of the bf16 stream
+
+  // Stream bytes [offset, offset + out.size()) into `out`, converted to bf16. Safe to call from
+  // several threads at once. Throws wirezip::Error past the end or when a file changed under it.
+  void read(std::uint64_t offset, std::span<std::byte> out) const;
+
+
+ private:
+  struct Files;
+  struct Piece;
+  std::unique_ptr<Files> files_;
+  std::vector<Piece> pieces_;
+  std::string description_;
+  std::uint64_t size_ = 0;
+};
+
+}  // namespace wirezip::datasets

@@ -1,0 +1,128 @@
+// Tests of DatasetReader: file data sets read by range (any offset, across tensors and files),
+// shards named by a glob, and files that change under the reader.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "wirezip/datasets/dataset.hpp"
+#include "wirezip/datasets/dataset_reader.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wd = wirezip::datasets;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string le(std::uint64_t value, int bytes) {
+  std::string out;
+  for (int i = 0; i < bytes; ++i) out += static_cast<char>((value >> (8 * i)) & 0xff);
+  return out;
+}
+
+std::string safetensors(const std::string& header, const std::string& data) {
+  return le(header.size(), 8) + header + data;
+}
+
+// One tensor of each convertible dtype, with values whose conversion rounds.
+std::string mixed(const std::string& prefix, std::uint32_t seed) {
+  std::string f32s, f16s, bf16s;
+  for (std::uint32_t i = 0; i < 5; ++i) f32s += le(0x3f808000u + seed * 0x10001u + i * 0x8123u, 4);
+  for (std::uint32_t i = 0; i < 3; ++i) f16s += le(0x3c01u + seed + i * 0x111u, 2);
+  for (std::uint32_t i = 0; i < 4; ++i) bf16s += le(0x1234u + seed + i, 2);
+  const std::string header = "{\"" + prefix + "h\":{\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[20,26]}," +
+                             "\"" + prefix + "f\":{\"dtype\":\"F32\",\"shape\":[5],\"data_offsets\":[0,20]}," +
+                             "\"" + prefix + "b\":{\"dtype\":\"BF16\",\"shape\":[2,2],\"data_offsets\":[26,34]}}";
+  return safetensors(header, f32s + f16s + bf16s);
+}
+
+class ReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "wirezip-reader-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& content) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << content;
+    return path;
+  }
+  fs::path dir_;
+};
+
+// Every range of the reader's stream equals the same range of the data set loaded whole.
+void expect_every_range_matches(const std::string& spec) {
+  const wd::Dataset whole = wd::load_dataset(spec);
+  const wd::DatasetReader reader(spec);
+  ASSERT_EQ(reader.size(), whole.bytes.size());
+  for (std::size_t at = 0; at <= whole.bytes.size(); ++at)
+    for (std::size_t size = 0; at + size <= whole.bytes.size(); ++size) {
+      std::vector<std::byte> got(size);
+      reader.read(at, got);
+      ASSERT_TRUE(std::equal(got.begin(), got.end(), whole.bytes.begin() + static_cast<std::ptrdiff_t>(at)))
+          << spec << " at " << at << " size " << size;
+    }
+}
+
+TEST_F(ReaderTest, EveryRangeOfAFileAndOfShardsEqualsTheWholeStream) {
+  const std::string one = write("one.safetensors", mixed("", 0));
+  expect_every_range_matches("safetensors:" + one);
+  write("part-2.safetensors", mixed("y.", 7));
+  write("part-1.safetensors", mixed("x.", 3));
+  expect_every_range_matches("safetensors:" + (dir_ / "part-*.safetensors").string());
+  write("raw.f32", std::string("\x01\x80\x80\x3f\xff\xff\x7f\x7f\x00\x00\x00\x80", 12));
+  expect_every_range_matches("file:" + (dir_ / "raw.f32").string() + ":dtype=f32");
+}
+
+TEST_F(ReaderTest, ShardsAreOneStreamInSortedOrder) {
+  const std::string second = write("part-2.safetensors", mixed("y.", 7));
+  const std::string first = write("part-1.safetensors", mixed("x.", 3));
+  const wd::Dataset a = wd::load_dataset("safetensors:" + first), b = wd::load_dataset("safetensors:" + second);
+  const wd::Dataset both = wd::load_dataset("safetensors:" + (dir_ / "part-*.safetensors").string());
+  std::vector<std::byte> expected = a.bytes;
+  expected.insert(expected.end(), b.bytes.begin(), b.bytes.end());
+  EXPECT_EQ(both.bytes, expected);
+  EXPECT_NE(both.description.find("(2 files): 6 of 6 tensors (F32 2, F16 2, BF16 2)"), std::string::npos)
+      << both.description;
+  // A selection may come from one shard only; none at all is an error naming the pattern.
+  const wd::Dataset only_y = wd::load_dataset("safetensors:" + (dir_ / "part-*").string() + ":tensors=^y\\.");
+  EXPECT_EQ(only_y.bytes, b.bytes);
+  EXPECT_THROW(wd::load_dataset("safetensors:" + (dir_ / "part-*").string() + ":tensors=^z"), wirezip::Error);
+}
+
+TEST_F(ReaderTest, ABadShardIsNamedAndReadsPastTheEndAreRefused) {
+  write("part-1.safetensors", mixed("x.", 3));
+  const std::string bad = write("part-2.safetensors", le(1000, 8) + "{}");
+  try {
+    wd::DatasetReader reader("safetensors:" + (dir_ / "part-*.safetensors").string());
+    ADD_FAILURE() << "a truncated shard was accepted";
+  } catch (const wirezip::Error& error) {
+    EXPECT_NE(std::string(error.what()).find(bad), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("runs past the end"), std::string::npos) << error.what();
+  }
+  const wd::DatasetReader reader("safetensors:" + (dir_ / "part-1.safetensors").string());
+  std::vector<std::byte> two(2);
+  EXPECT_THROW(reader.read(reader.size() - 1, two), wirezip::Error);
+}
+
+TEST_F(ReaderTest, AFileThatShrinksWhileOpenIsAnErrorNotGarbage) {
+  const std::string path = write("raw.bf16", std::string(64, 'x'));
+  const wd::DatasetReader reader("file:" + path);
+  fs::resize_file(path, 16);
+  std::vector<std::byte> all(64);
+  try {
+    reader.read(0, all);
+    ADD_FAILURE() << "a short read was accepted";
+  } catch (const wirezip::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("shrank"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace

@@ -1,0 +1,116 @@
+"""bench_codec reads file data sets through a bounded window (--window): a safetensors file, the same
+file split into shards (safetensors:DIR/*.safetensors) and a raw bf16 file, each run once held whole
+(window larger than the file) and once by windows much smaller than it. Every figure that is not a
+timing must be equal to the last bit, and the shards must give the figures of the file they came from."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+from bench_process import binary, one_line_error
+from test_per_tensor import tensors, write_safetensors
+
+BENCH = binary("bench_codec")
+EXACT = ["ratio", "compressed_bytes", "entropy_bound_ratio", "exponent_bound_ratio", "value_bound_ratio"]
+
+
+def run_json(out, *args):
+    result = subprocess.run([BENCH, *args, "--benchmark_min_time=0.01", f"--benchmark_out={out}",
+                             "--benchmark_out_format=json"], capture_output=True, text=True, timeout=300)
+    with open(out) as f:
+        return result, json.load(f)
+
+
+class WindowEqualsWholeFile(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        tmp = cls.tmp.name
+        items = tensors()  # F32, F16 and BF16 tensors: 1059330 bf16 bytes, 130 chunks of 8 KiB
+        cls.model = os.path.join(tmp, "model.safetensors")
+        write_safetensors(cls.model, items)
+        # The shards: consecutive runs of tensors, each its own file, named in stream order.
+        names = list(items)
+        os.mkdir(os.path.join(tmp, "shards"))
+        cls.shard_count = 3
+        for s in range(cls.shard_count):
+            part = names[s * len(names) // cls.shard_count:(s + 1) * len(names) // cls.shard_count]
+            write_safetensors(os.path.join(tmp, "shards", f"model-{s + 1:05}-of-{cls.shard_count:05}.safetensors"),
+                              {n: items[n] for n in part})
+        cls.raw = os.path.join(tmp, "raw.bf16")
+        with open(cls.raw, "wb") as f:
+            f.write(b"\x12\x3c" * 12345 + bytes(range(256)) * 3010)  # 98 chunks, the last one partial
+        cls.specs = [f"safetensors:{cls.model}", f"safetensors:{tmp}/shards/*.safetensors", f"file:{cls.raw}"]
+        common = ["--codecs=bytegroup+huff", f"--datasets={','.join(cls.specs)}", "--chunks=8KiB", "--threads=1,2"]
+        cls.whole_result, cls.whole = run_json(os.path.join(tmp, "whole.json"), *common, "--window=1GiB")
+        cls.windowed_result, cls.windowed = run_json(os.path.join(tmp, "windowed.json"), *common, "--window=64KiB")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def cases(self, report):
+        return {b["name"]: b for b in report["benchmarks"]}
+
+    def test_both_runs_pass_every_case(self):
+        for result, report in [(self.whole_result, self.whole), (self.windowed_result, self.windowed)]:
+            self.assertEqual(result.returncode, 0, result.stderr)
+            for case in report["benchmarks"]:
+                self.assertFalse(case.get("error_occurred", False), f"{case['name']}: {case.get('error_message')}")
+
+    def test_windowed_cases_walk_many_windows_and_whole_ones_none(self):
+        for name, case in self.cases(self.windowed).items():
+            self.assertGreater(case.get("windows", 0), 5, name)
+        for name, case in self.cases(self.whole).items():
+            self.assertNotIn("windows", case, name)
+        self.assertEqual(self.windowed["context"]["window_bytes"], str(64 * 1024))
+        for spec in self.specs:
+            self.assertIn(f"dataset_windowed:{spec}", self.windowed["context"])
+            self.assertNotIn(f"dataset_windowed:{spec}", self.whole["context"])
+
+    def test_ratio_bounds_and_digest_equal_the_whole_file_figures(self):
+        whole, windowed = self.cases(self.whole), self.cases(self.windowed)
+        self.assertEqual(set(whole), set(windowed))
+        for name in whole:
+            for counter in EXACT:
+                self.assertEqual(whole[name][counter], windowed[name][counter], f"{name} {counter}")
+        for spec in self.specs:
+            key = f"dataset_sha256:{spec}"
+            self.assertEqual(self.whole["context"][key], self.windowed["context"][key], key)
+
+    def test_shards_give_the_figures_of_the_file_they_were_split_from(self):
+        context = self.windowed["context"]
+        model, shards = self.specs[0], self.specs[1]
+        self.assertEqual(context[f"dataset_sha256:{model}"], context[f"dataset_sha256:{shards}"])
+        self.assertIn(f"({self.shard_count} files)", context[f"dataset:{shards}"])
+        for report in [self.whole, self.windowed]:
+            cases = self.cases(report)
+            label = lambda spec: spec.replace("/", "_")
+            for name, case in cases.items():
+                if label(model) + "/" not in name:
+                    continue
+                twin = cases[name.replace(label(model) + "/", label(shards) + "/")]
+                for counter in EXACT:
+                    self.assertEqual(case[counter], twin[counter], f"{name} {counter}")
+
+    def test_every_case_reports_its_peak_memory(self):
+        for report in [self.whole, self.windowed]:
+            self.assertIn("max_rss_method", report["context"])
+            self.assertGreater(int(report["context"]["max_rss_bytes"]), 0)
+            for name, case in self.cases(report).items():
+                self.assertGreater(case["max_rss_bytes"], 0, name)
+
+
+class WindowUsage(unittest.TestCase):
+    def test_a_glob_matching_nothing_is_one_clear_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            one_line_error(self, BENCH, [f"--datasets=safetensors:{tmp}/*.safetensors", "--codecs=lz4"],
+                           "matches no file")
+
+    def test_a_window_of_zero_is_a_usage_error(self):
+        one_line_error(self, BENCH, ["--window=0", "--codecs=lz4"], "--window")
+
+
+if __name__ == "__main__":
+    unittest.main()
