@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "nic_facts.hpp"
+#include "numa_facts.hpp"
 #include "wirezip/codecs/build_info.hpp"
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/rdma/verbs_devices.hpp"
@@ -82,6 +83,7 @@ std::map<std::string, std::string> host_facts() {
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) facts["host_cpus"] = std::to_string(CPU_COUNT(&allowed));
   facts.merge(platform_facts());
+  facts.merge(numa_facts());
   // The NIC under the first ACTIVE verbs port: the one a link uses unless --device names another.
   std::string netdev, why = "no active RDMA port";
   try {

@@ -14,7 +14,8 @@ namespace wirezip::harness {
 
 // The host and build facts: codecs::build_facts(), cpu_model, kernel,
 // hostname, thp_enabled, thp_defrag, simd_path, host_cpus (CPUs this process may run on), and
-// platform_facts() plus nic_facts() of the NIC under the first ACTIVE verbs port (nic_facts.hpp).
+// platform_facts() plus nic_facts() of the NIC under the first ACTIVE verbs port (nic_facts.hpp), and
+// numa_facts(): the NUMA nodes of this thread's CPUs and of the buffers it touches (numa_facts.hpp).
 std::map<std::string, std::string> host_facts();
 // Adds host_facts() and argv to Google Benchmark's JSON "context" block.
 void add_host_context(int argc, char** argv);

@@ -88,7 +88,8 @@ void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port,
   app.add_option("--timeout-ms", flags.timeout_ms, "bound on every wait")->capture_default_str();
   app.add_flag("--serve", flags.serve, "passive side of a two-host run: serve peers until one quits");
   app.add_option("--port", flags.port, "port to serve on (--serve; 0 = any)")->capture_default_str();
-  app.add_option("--bind", flags.bind, "--serve: address to listen on (default: all interfaces)");
+  app.add_option("--bind", flags.bind,
+                 "--serve: interface (its IPv4 address) or address to listen on (default: all interfaces)");
   app.add_option("--idle-s", flags.idle_s, "--serve gives up after this long without a peer, and ends a link silent this long")
       ->capture_default_str();
   app.add_option("--max-buffer", flags.max_buffer,
@@ -102,6 +103,8 @@ void add_link_flags(CLI::App& app, LinkFlags& flags, std::uint16_t default_port,
   app.add_option("--peer", flags.peer, "active side of a two-host run: HOST[:PORT] of the --serve side");
   // The one read of the secret: every link, listener and --mpi pair takes it from flags.secret.
   app.final_callback([&flags] {
+    // An interface name stands for its IPv4 address: one command line for hosts with different addresses.
+    if (const std::string ip = rdma::netdev_ipv4(flags.bind); !ip.empty()) flags.bind = ip;
     if (const std::string path = rdma::secret_file_path(flags.secret_file); !path.empty())
       flags.secret = rdma::load_secret(path);
   });

@@ -36,7 +36,7 @@ struct LinkFlags {
   std::uint16_t port = 0;
   long idle_s = 120;
   std::string peer;
-  std::string bind;         // --serve: the address to listen on; empty = all
+  std::string bind;         // --serve: the address to listen on (an interface's, once parsed); empty = all
   std::string max_buffer;   // --serve: empty = rdma::default_max_buffer()
   std::string allow_pages = "4k,thp,hugetlb";
   long max_timeout_ms = 600'000;

@@ -41,6 +41,7 @@ VerbsEndpoint::VerbsEndpoint(Channel channel, ibv_context* context, int port, co
   if (shape.depth == 0 || shape.qps <= 0) fail("verbs link: depth and qps must be at least 1");
   if (context == nullptr) fail("verbs link: rdma_cm bound the connection to no device");
   port_ = describe_port(context, port);
+  link_name_ = fmt::format("verbs link on {}", port_.device);
 
   pd_.reset(ibv_alloc_pd(context));
   if (!pd_) fail("ibv_alloc_pd({}): {}", port_.device, std::strerror(errno));
@@ -253,7 +254,7 @@ void VerbsEndpoint::drain() const {
     for (int i = 0; i < count; ++i) {
       const ibv_wc& wc = completions[static_cast<std::size_t>(i)];
       if (wc.status != IBV_WC_SUCCESS)
-        fail_link(fmt::format("verbs link on {}: {} failed: {} (vendor error {:#x})", port_.device, work_name(wc.wr_id),
+        fail_link(fmt::format("{}: {} failed: {} (vendor error {:#x})", link_name_, work_name(wc.wr_id),
                               ibv_wc_status_str(wc.status), wc.vendor_err));
       switch (wc.wr_id & 0xff) {
         case kWrite:
@@ -264,15 +265,15 @@ void VerbsEndpoint::drain() const {
         case kRead: ++reads_done_; break;
         case kReceive:
           if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
-            fail_link(fmt::format("verbs link on {}: the peer sent, it must only write (opcode {})", port_.device,
+            fail_link(fmt::format("{}: the peer sent, it must only write (opcode {})", link_name_,
                                   static_cast<int>(wc.opcode)));
           // The completion says which QP and how many bytes, not where they landed: offset 0.
           // Receives are reposted at once, so only this bound keeps a flooding peer from
           // growing the queue without end.
           if (!is_keepalive(ntohl(wc.imm_data), wc.byte_len)) {
             if (arrivals_.size() >= kMaxQueuedArrivals)
-              fail_link(fmt::format("verbs link on {}: the peer sent over {} notifications nobody consumed (a flood)",
-                                    port_.device, kMaxQueuedArrivals));
+              fail_link(fmt::format("{}: the peer sent over {} notifications nobody consumed (a flood)",
+                                    link_name_, kMaxQueuedArrivals));
             arrivals_.push_back({.imm = ntohl(wc.imm_data), .offset = 0, .length = wc.byte_len});
           }
           last_heard_ = std::chrono::steady_clock::now();
@@ -283,12 +284,17 @@ void VerbsEndpoint::drain() const {
   } while (count == static_cast<int>(completions.size()));
 }
 
+void VerbsEndpoint::set_peer(const protocol::Welcome& peer, const std::string& address) {
+  peer_ = peer;
+  link_name_ = fmt::format("verbs link on {} with {}", port_.device, address);
+}
+
 void VerbsEndpoint::check_link() const {
   while (!failure_) {
     const Event event = poll_event(channel_.get());
     if (!event) break;
     if (event->event == RDMA_CM_EVENT_DISCONNECTED || event->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-      failure_ = fmt::format("verbs link on {}: peer disconnected ({})", port_.device, rdma_event_str(event->event));
+      failure_ = fmt::format("{}: peer disconnected ({})", link_name_, rdma_event_str(event->event));
   }
   if (failure_) throw Error(*failure_);
 }
@@ -308,7 +314,7 @@ void VerbsEndpoint::wait_until(Ready ready, const char* what) const {
     if (failure_ || polls % kPollsPerCheck == 0) {
       check_link();
       if (Clock::now() > deadline)
-        fail("verbs link on {}: {} timed out after {} ms", port_.device, what, shape_.timeout.count());
+        fail("{}: {} timed out after {} ms", link_name_, what, shape_.timeout.count());
     }
   }
 }

@@ -41,7 +41,9 @@ class VerbsEndpoint final : public Endpoint {
   rdma_event_channel* channel() const { return channel_.get(); }
   rdma_cm_id* add_connection(CmId id);
   protocol::Welcome welcome() const;  // this endpoint's buffer, for the peer
-  void set_peer(const protocol::Welcome& peer) { peer_ = peer; }
+  // The peer's buffer, and its address for every failure message from then on: a run against
+  // several hosts must say which one went away.
+  void set_peer(const protocol::Welcome& peer, const std::string& address);
 
   TransportKind kind() const override { return TransportKind::verbs; }
   const PageBuffer& buffer() const override { return buffer_; }
@@ -96,6 +98,7 @@ class VerbsEndpoint final : public Endpoint {
   double registration_us_ = 0;
   VerbsPort port_;
   protocol::Welcome peer_;
+  std::string link_name_;    // "verbs link on DEVICE", plus " with ADDRESS" once the peer is known
   std::size_t next_qp_ = 0;  // writes go round-robin over the QPs
 
   mutable std::size_t in_flight_ = 0;

@@ -116,6 +116,15 @@ void connect_data(rdma_cm_id* id, const protocol::Join& join, Clock::time_point 
          event ? rdma_event_str(event->event) : "no event within the set-up deadline");
 }
 
+// The IPv4 address of the other end of a connection, for messages ("?" where it has none).
+std::string peer_address(rdma_cm_id* id) {
+  const sockaddr* address = rdma_get_peer_addr(id);
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (address && address->sa_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+  return text;
+}
+
 // A connect request taken off a listener: its id, now ours, and its private data (rdma_cm pads
 // an RC request's to 56 bytes; fewer means no wirezip peer).
 struct Request {
@@ -123,13 +132,7 @@ struct Request {
   RequestData data{};
   std::size_t size = 0;
   std::span<const std::byte> bytes() const { return std::span(data).first(size); }
-  std::string who() const {
-    const sockaddr* address = rdma_get_peer_addr(id.get());
-    char text[INET6_ADDRSTRLEN] = "?";
-    if (address && address->sa_family == AF_INET)
-      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
-    return text;
-  }
+  std::string who() const { return peer_address(id.get()); }
   // Refuses it in the reject's private data (the peer prints why); the id is then done.
   void reject(std::string_view reason, unsigned version = protocol::kVersion) const {
     const auto refusal = protocol::encode_refusal(reason, version);
@@ -229,7 +232,7 @@ class VerbsListener final : public Listener {
                  "accept", SetupConnection::Delivery::acked_or_gone);
       return nullptr;
     }
-    endpoint->set_peer(peer);
+    endpoint->set_peer(peer, peer_address(setup.id()));
     const protocol::Token token = session::random_nonce();
     const auto head = session::encode_grant_head(endpoint->welcome(), token);
     std::vector<std::byte> message(head.begin(), head.end());
@@ -331,7 +334,7 @@ std::unique_ptr<Endpoint> connect_active(const LinkOptions& options, const std::
   } catch (const Error& e) {
     fail("verbs link to {}: {}", where, e.what());
   }
-  endpoint->set_peer(grant.welcome);
+  endpoint->set_peer(grant.welcome, where);
   endpoint->set_peer_context(std::move(grant.accept.context));
   for (int i = 0; i < options.qps; ++i) {
     CmId id = create_id(endpoint->channel());

@@ -2,6 +2,7 @@
 plus the verbs no-device report. Checks outcomes, never timings."""
 import json
 import os
+import re
 import subprocess
 import time
 import unittest
@@ -92,6 +93,20 @@ class TwoProcesses(unittest.TestCase):
             self.assertEqual(server.wait(timeout=30), 0)  # the peer's quit ends the server
             # One link per page policy, and the one that fetched the server's context.
             self.assertIn("served 3 link(s)", server.stdout.read())
+        finally:
+            stop(server)
+
+    def test_bind_takes_an_interface_name(self):
+        # "lo" stands for its IPv4 address: the server listens there, and a peer reaches it there.
+        server = subprocess.Popen([BENCH, "--serve", "--transport=tcp", "--bind=lo", "--port=0", "--idle-s=20"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            announced = server.stdout.readline()
+            match = re.search(r"listening on 127\.0\.0\.1:(\d+)$", announced.strip())
+            self.assertTrue(match, announced)
+            result, _ = run_json(BENCH, "--transport=tcp", f"--peer=127.0.0.1:{match[1]}", "--pages=4k", *QUICK)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(server.wait(timeout=30), 0)
         finally:
             stop(server)
 

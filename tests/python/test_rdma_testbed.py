@@ -1,5 +1,5 @@
 """scripts/rdma-testbed stops its guest when it is stopped: a fake qemu on PATH (with a cached kernel
-and initramfs, so nothing is downloaded or built) stands in for the real one."""
+and initramfs, named by release so nothing is looked up, downloaded or built) stands in for the real one."""
 import os
 import signal
 import subprocess
@@ -15,6 +15,17 @@ FAKE_QEMU = """#!/bin/sh
 echo $$ > "$FAKE_QEMU_PID"
 exec sleep 300
 """
+
+
+RELEASE = "6.1.0-50-amd64"  # named on the command line, so no apt lookup happens
+
+
+def cache_kernel(cache):
+    """A cached kernel and initramfs for RELEASE, newer than build-initramfs.sh: nothing is rebuilt."""
+    kernel = os.path.join(cache, "kernels", RELEASE)
+    os.makedirs(os.path.join(kernel, "kroot"))
+    for cached in ("vmlinuz", "initramfs.cpio.gz"):
+        open(os.path.join(kernel, cached), "w").close()
 
 
 def running(pid):
@@ -45,8 +56,7 @@ class StopsQemu(unittest.TestCase):
         with open(os.path.join(bin_dir, "qemu-system-x86_64"), "w") as f:
             f.write(FAKE_QEMU)
         os.chmod(os.path.join(bin_dir, "qemu-system-x86_64"), 0o755)
-        for cached in ("vmlinuz", "initramfs.cpio.gz"):  # newer than build-initramfs.sh: nothing is rebuilt
-            open(os.path.join(self.cache, cached), "w").close()
+        cache_kernel(self.cache)
         self.pid_file = os.path.join(self.tmp, "qemu.pid")
         self.env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", WIREZIP_TESTBED_DIR=self.cache,
                         FAKE_QEMU_PID=self.pid_file)
@@ -58,7 +68,7 @@ class StopsQemu(unittest.TestCase):
     def check_signal_stops_qemu(self, signum, status, group):
         """Starts the script in a session of its own and sends signum to it (group: to its whole
         process group, as a terminal's Ctrl-C does)."""
-        testbed = subprocess.Popen([TESTBED, "--no-install", "--timeout=120", "--", "true"], env=self.env,
+        testbed = subprocess.Popen([TESTBED, "--no-install", "--timeout=120", f"--kernel={RELEASE}", "--", "true"], env=self.env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.addCleanup(lambda: testbed.poll() is None and testbed.kill())
         started = lambda: os.path.exists(self.pid_file) and os.path.getsize(self.pid_file) > 0  # noqa: E731
@@ -81,6 +91,15 @@ class StopsQemu(unittest.TestCase):
     def test_ctrl_c_stops_qemu(self):
         self.check_signal_stops_qemu(signal.SIGINT, 130, group=True)
 
+    def test_a_kernel_apt_does_not_know_is_a_usage_error(self):
+        for args, expect in [(["--kernel=0.0-no-such"], "apt knows no such bookworm kernel"),
+                             (["--hosts=2", "--kernel=6.1.0-50"], "--kernel is the one guest's")]:
+            run = subprocess.run([TESTBED, "--no-install", *args, "--", "true"], env=self.env, capture_output=True,
+                                 text=True, timeout=120)
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn(expect, run.stderr)
+            self.assertFalse(os.path.exists(self.pid_file), "a guest was started")
+
 
 # Two-host mode: each fake guest appends its pid; the one given FAKE_FAIL_ROLE's command script
 # prints what a guest whose rxe0 cannot be added prints, then waits like the other.
@@ -90,22 +109,16 @@ case "$*" in *wzcmd=cmd-$FAKE_FAIL_ROLE.sh*) echo "WZTB: root ready, uptime 1.0"
   echo "WZTB: setup failed: guest B: rdma link add rxe0 type rxe netdev eth0 failed";; esac
 exec sleep 300
 """
-RELEASE = "6.1.0-50-amd64"  # named on the command line, so no apt lookup happens
-
-
 class TwoHosts(unittest.TestCase):
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         bin_dir, self.cache = os.path.join(tmp.name, "bin"), os.path.join(tmp.name, "cache")
-        kernel = os.path.join(self.cache, "kernels", RELEASE)
         os.makedirs(bin_dir)
-        os.makedirs(os.path.join(kernel, "kroot"))
+        cache_kernel(self.cache)
         with open(os.path.join(bin_dir, "qemu-system-x86_64"), "w") as f:
             f.write(FAKE_QEMU_TWO)
         os.chmod(os.path.join(bin_dir, "qemu-system-x86_64"), 0o755)
-        for cached in ("vmlinuz", "initramfs.cpio.gz"):
-            open(os.path.join(kernel, cached), "w").close()
         self.pid_file = os.path.join(tmp.name, "qemu.pids")
         self.env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", WIREZIP_TESTBED_DIR=self.cache,
                         FAKE_QEMU_PID=self.pid_file, FAKE_FAIL_ROLE="none")

@@ -75,9 +75,15 @@ std::unique_ptr<collective::LinkChannel> connect_ring_links(MPI_Comm comm, const
     auto guard = watchdog.guard("exchanging the ring's link addresses", config.timeout);
     all = mpi::all_gather_strings(comm, mine.dump());
   }
-  for (int r = 0; r < ranks; ++r)
-    if (const json theirs = json::parse(all[r]); theirs.contains("error"))
+  std::string reached;  // where each rank is reached: what --bind chose, for the log
+  for (int r = 0; r < ranks; ++r) {
+    const json theirs = json::parse(all[r]);
+    if (theirs.contains("error"))
       fail("rank {} cannot listen for its ring link: {}", r, theirs["error"].get<std::string>());
+    reached += fmt::format("{}rank {} at {}:{}", r ? ", " : "", r, theirs["host"].get<std::string>(),
+                           theirs["port"].get<std::uint16_t>());
+  }
+  if (rank == 0) fmt::print(stderr, "ring links: {}\n", reached);
   const json where = json::parse(all[right]);
 
   // Connect to the right while accepting from the left: around a ring, doing one then the other
