@@ -8,7 +8,8 @@
 
 namespace wirezip::collective {
 
-constexpr EnumNames<Pairing, 2> kPairingNames{"pairing", {{{Pairing::neighbor, "neighbor"}, {Pairing::cross_node, "cross-node"}}}};
+constexpr EnumNames<Pairing, 2> kPairingNames{"pairing",
+                                              {{{Pairing::neighbor, "neighbor"}, {Pairing::cross_node, "cross-node"}}}};
 
 Pairing parse_pairing(std::string_view text) { return kPairingNames.parse(text); }
 

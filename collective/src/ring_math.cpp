@@ -17,7 +17,8 @@ int wrap(int value, int ranks) { return ((value % ranks) + ranks) % ranks; }
 }  // namespace
 
 constexpr EnumNames<Op, 3> kOpNames{
-    "collective", {{{Op::all_gather, "all_gather"}, {Op::reduce_scatter, "reduce_scatter"}, {Op::all_reduce, "all_reduce"}}}};
+    "collective",
+    {{{Op::all_gather, "all_gather"}, {Op::reduce_scatter, "reduce_scatter"}, {Op::all_reduce, "all_reduce"}}}};
 
 Op parse_op(std::string_view text) { return kOpNames.parse(text); }
 

@@ -126,9 +126,10 @@ void fill_chunk(SyntheticKind kind, std::uint64_t seed, const WorkItem& item, st
 
 }  // namespace
 
-constexpr EnumNames<SyntheticKind, 3> kSyntheticKindNames{
-    "synthetic kind",
-    {{{SyntheticKind::weights, "weights"}, {SyntheticKind::gradients, "gradients"}, {SyntheticKind::activations, "activations"}}}};
+constexpr EnumNames<SyntheticKind, 3> kSyntheticKindNames{"synthetic kind",
+                                                          {{{SyntheticKind::weights, "weights"},
+                                                            {SyntheticKind::gradients, "gradients"},
+                                                            {SyntheticKind::activations, "activations"}}}};
 
 SyntheticKind parse_synthetic_kind(std::string_view name) { return kSyntheticKindNames.parse(name); }
 

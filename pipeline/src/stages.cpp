@@ -39,7 +39,8 @@ double run_workers(std::size_t chunks, int workers, const codecs::CodecSpec& spe
 
 }  // namespace
 
-constexpr EnumNames<Mode, 3> kModeNames{"mode", {{{Mode::raw, "raw"}, {Mode::serial, "serial"}, {Mode::overlap, "overlap"}}}};
+constexpr EnumNames<Mode, 3> kModeNames{"mode",
+                                        {{{Mode::raw, "raw"}, {Mode::serial, "serial"}, {Mode::overlap, "overlap"}}}};
 
 Mode parse_mode(std::string_view text) { return kModeNames.parse(text); }
 

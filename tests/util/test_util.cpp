@@ -126,10 +126,12 @@ TEST(Cpus, AllowedIsNeverEmptyAndThreadsAllDoublesToTheCount) {
 }
 
 enum class Fruit { apple, pear, plum };
-constexpr EnumNames<Fruit, 3> kFruitNames{"fruit", {{{Fruit::apple, "apple"}, {Fruit::pear, "pear"}, {Fruit::plum, "plum"}}}};
+constexpr EnumNames<Fruit, 3> kFruitNames{"fruit",
+                                          {{{Fruit::apple, "apple"}, {Fruit::pear, "pear"}, {Fruit::plum, "plum"}}}};
 
 TEST(EnumNames, NameAndParseComeFromOneTable) {
-  for (const Fruit fruit : {Fruit::apple, Fruit::pear, Fruit::plum}) EXPECT_EQ(kFruitNames.parse(kFruitNames.name(fruit)), fruit);
+  for (const Fruit fruit : {Fruit::apple, Fruit::pear, Fruit::plum})
+    EXPECT_EQ(kFruitNames.parse(kFruitNames.name(fruit)), fruit);
   static_assert(kFruitNames.name(Fruit::pear) == "pear");
   static_assert(kFruitNames.find("plum") == Fruit::plum);
   EXPECT_EQ(kFruitNames.name(static_cast<Fruit>(7)), "unknown");
@@ -137,7 +139,8 @@ TEST(EnumNames, NameAndParseComeFromOneTable) {
 }
 
 TEST(EnumNames, AnUnknownNameIsOneLineListingTheValidForms) {
-  EXPECT_EQ(testing::error_of([] { kFruitNames.parse("kiwi"); }), "unknown fruit 'kiwi': valid forms are apple, pear, plum");
+  EXPECT_EQ(testing::error_of([] { kFruitNames.parse("kiwi"); }),
+            "unknown fruit 'kiwi': valid forms are apple, pear, plum");
   EXPECT_EQ(testing::error_of([] { kFruitNames.parse(std::string(100, 'x')); }),
             "unknown fruit '" + std::string(80, 'x') + "...': valid forms are apple, pear, plum");
 }

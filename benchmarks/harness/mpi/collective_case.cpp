@@ -175,7 +175,8 @@ void fail_case(benchmark::State& state, CollectiveRun& run, const std::string& w
 }  // namespace
 
 std::string_view impl_name(CollectiveImpl impl) {
-  static constexpr EnumNames<CollectiveImpl, 2> names{"implementation", {{{CollectiveImpl::ring, "ring"}, {CollectiveImpl::mpi, "mpi"}}}};
+  static constexpr EnumNames<CollectiveImpl, 2> names{"implementation",
+                                                      {{{CollectiveImpl::ring, "ring"}, {CollectiveImpl::mpi, "mpi"}}}};
   return names.name(impl);
 }
 

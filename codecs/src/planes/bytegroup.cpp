@@ -68,8 +68,11 @@ void check_width(std::size_t width, std::size_t planes) {
 }  // namespace
 
 std::string_view simd_path_name(SimdPath path) {
-  static constexpr EnumNames<SimdPath, 4> names{
-      "SIMD path", {{{SimdPath::scalar, "scalar"}, {SimdPath::avx2, "avx2"}, {SimdPath::avx512, "avx512"}, {SimdPath::neon, "neon"}}}};
+  static constexpr EnumNames<SimdPath, 4> names{"SIMD path",
+                                                {{{SimdPath::scalar, "scalar"},
+                                                  {SimdPath::avx2, "avx2"},
+                                                  {SimdPath::avx512, "avx512"},
+                                                  {SimdPath::neon, "neon"}}}};
   return names.name(path);
 }
 
