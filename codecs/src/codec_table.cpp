@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <array>
 
 #include "backends/decoder_backends.hpp"
 #include "codec_factories.hpp"
@@ -98,11 +99,12 @@ std::unique_ptr<Codec> make_blosc(const std::string& text, const SpecStage& head
 const OptionRow kWidth{.key = "width", .min = 1, .max = static_cast<std::int64_t>(kMaxElementWidth), .fallback = 2};
 const OptionRow kDecoder{.key = "decoder", .decoder = true};
 
-CodecRow coder(std::string_view name, std::vector<OptionRow> options, std::string_view library,
+CodecRow coder(std::string_view name, CoderId id, std::vector<OptionRow> options, std::string_view library,
                std::unique_ptr<PlaneCoder> (*make)(const SpecStage&), std::optional<StreamFormat> planes = {},
                void (*resolve)(SpecStage&, SpecStage*, SpecStage*) = nullptr) {
   return {.name = name,
           .role = RowRole::coder,
+          .id = id,
           .options = std::move(options),
           .libraries = {library},
           .planes = planes,
@@ -139,24 +141,24 @@ std::vector<CodecRow> build_table() {
        .writes_frames = false,
        .make_codec = make_blosc},
       coder(
-          "lz4", {{.key = "accel", .min = 1, .max = 65537, .fallback = 1}, kDecoder}, "lz4",
+          "lz4", CoderId::lz4, {{.key = "accel", .min = 1, .max = 65537, .fallback = 1}, kDecoder}, "lz4",
           [](const SpecStage& s) { return make_lz4_coder(number(s, "accel"), decoder_of(s)); }, StreamFormat::lz4),
-      coder("zstd",
+      coder("zstd", CoderId::zstd,
             {{.key = "level", .min = ZSTD_minCLevel(), .max = ZSTD_maxCLevel(), .fallback = 1},
              {.key = "literals", .min = 0, .max = 1, .fallback = 0}},
             "zstd", [](const SpecStage& s) { return make_zstd_coder(number(s, "level"), s.number("literals") == 1); }),
-      coder("rans", {}, "htscodecs", [](const SpecStage&) { return make_rans_coder(); }),
-      coder("huff", {}, "wirezip", [](const SpecStage&) { return make_huff_coder(); }),
+      coder("rans", CoderId::rans, {}, "htscodecs", [](const SpecStage&) { return make_rans_coder(); }),
+      coder("huff", CoderId::huff, {}, "wirezip", [](const SpecStage&) { return make_huff_coder(); }),
       coder(
-          "ans", {{.key = "context", .words = {"exponent"}}}, "wirezip",
+          "ans", CoderId::ans, {{.key = "context", .words = {"exponent"}}}, "wirezip",
           [](const SpecStage&) { return make_ans_coder(); }, std::nullopt, resolve_ans),
       coder(
-          "igzip", {{.key = "level", .min = 0, .max = 3, .fallback = 0}, kDecoder}, "isa-l",
+          "igzip", CoderId::igzip, {{.key = "level", .min = 0, .max = 3, .fallback = 0}, kDecoder}, "isa-l",
           [](const SpecStage& s) { return make_igzip_coder(number(s, "level"), decoder_of(s)); },
           StreamFormat::deflate),
       coder(
-          "deflate", {kDecoder}, "wirezip", [](const SpecStage& s) { return make_deflate_coder(decoder_of(s)); },
-          StreamFormat::deflate),
+          "deflate", CoderId::deflate, {kDecoder}, "wirezip",
+          [](const SpecStage& s) { return make_deflate_coder(decoder_of(s)); }, StreamFormat::deflate),
   };
   for (std::string_view name : {"lz4", "lz4hc", "zstd", "blosclz", "zlib"}) rows.push_back(blosc_compressor(name));
   return rows;
@@ -240,6 +242,34 @@ std::span<const CodecRow> codec_table() {
 }
 
 std::span<const Library> libraries() { return kLibraries; }
+
+namespace {
+
+// Frame coder ids to names, from the coder rows: raw is the one id without a row (no coder ran).
+const std::array<std::string_view, 256>& coder_names() {
+  static const std::array<std::string_view, 256> names = [] {
+    std::array<std::string_view, 256> out{};
+    out[static_cast<std::uint8_t>(CoderId::raw)] = "raw";
+    for (const CodecRow& row : codec_table())
+      if (row.id) {
+        std::string_view& slot = out[static_cast<std::uint8_t>(*row.id)];
+        if (!slot.empty())
+          fail("codec table: coder id {} is both {} and {}", static_cast<int>(*row.id), slot, row.name);
+        slot = row.name;
+      }
+    return out;
+  }();
+  return names;
+}
+
+}  // namespace
+
+std::string_view coder_name(CoderId id) {
+  const std::string_view name = coder_names()[static_cast<std::uint8_t>(id)];
+  return name.empty() ? "unknown" : name;
+}
+
+bool is_coder_id(std::uint8_t id) { return !coder_names()[id].empty(); }
 
 const CodecRow* find_row(RowRole role, std::string_view name) {
   for (const CodecRow& row : codec_table())

@@ -44,6 +44,7 @@ struct Library {
 struct CodecRow {
   std::string_view name{};
   RowRole role{};
+  std::optional<CoderId> id{};  // coders: the id their frames carry, named by `name` in frames
   std::vector<OptionRow> options{};
   std::vector<std::string_view> libraries{};  // keys into libraries(): who does the work
   std::optional<StreamFormat> planes{};       // coded planes are standard streams of this format
@@ -61,6 +62,8 @@ struct CodecRow {
 };
 
 std::span<const CodecRow> codec_table();
+// A frame's coder byte names a coder: raw (planes stored as they are) or a coder row's id.
+bool is_coder_id(std::uint8_t id);
 std::span<const Library> libraries();
 // The row named `name` with role `role`; null when there is none.
 const CodecRow* find_row(RowRole role, std::string_view name);

@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <numeric>
 
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::collective {
 
-Pairing parse_pairing(std::string_view text) {
-  if (text == "neighbor") return Pairing::neighbor;
-  if (text == "cross-node") return Pairing::cross_node;
-  fail("unknown pairing '{}' (valid: neighbor, cross-node)", text);
-}
+constexpr EnumNames<Pairing, 2> kPairingNames{"pairing",
+                                              {{{Pairing::neighbor, "neighbor"}, {Pairing::cross_node, "cross-node"}}}};
+
+Pairing parse_pairing(std::string_view text) { return kPairingNames.parse(text); }
 
 std::vector<RankPair> make_pairs(std::span<const std::string> hosts, Pairing pairing) {
   const int ranks = static_cast<int>(hosts.size());

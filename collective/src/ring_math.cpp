@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "wirezip/datasets/bf16.hpp"
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/size.hpp"
 #include "wirezip/util/spec.hpp"
@@ -15,21 +16,13 @@ int wrap(int value, int ranks) { return ((value % ranks) + ranks) % ranks; }
 
 }  // namespace
 
-Op parse_op(std::string_view text) {
-  if (text == "all_gather") return Op::all_gather;
-  if (text == "reduce_scatter") return Op::reduce_scatter;
-  if (text == "all_reduce") return Op::all_reduce;
-  fail("unknown collective '{}' (valid: all_gather, reduce_scatter, all_reduce)", text);
-}
+constexpr EnumNames<Op, 3> kOpNames{
+    "collective",
+    {{{Op::all_gather, "all_gather"}, {Op::reduce_scatter, "reduce_scatter"}, {Op::all_reduce, "all_reduce"}}}};
 
-std::string_view op_name(Op op) {
-  switch (op) {
-    case Op::all_gather: return "all_gather";
-    case Op::reduce_scatter: return "reduce_scatter";
-    case Op::all_reduce: return "all_reduce";
-  }
-  return "?";
-}
+Op parse_op(std::string_view text) { return kOpNames.parse(text); }
+
+std::string_view op_name(Op op) { return kOpNames.name(op); }
 
 double busbw_factor(Op op, int ranks) {
   const double n = ranks;

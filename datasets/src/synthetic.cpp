@@ -12,6 +12,7 @@
 
 #include "detmath.hpp"
 #include "wirezip/datasets/bf16.hpp"
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::datasets {
@@ -125,24 +126,14 @@ void fill_chunk(SyntheticKind kind, std::uint64_t seed, const WorkItem& item, st
 
 }  // namespace
 
-SyntheticKind parse_synthetic_kind(std::string_view name) {
-  if (name == "weights") return SyntheticKind::weights;
-  if (name == "gradients") return SyntheticKind::gradients;
-  if (name == "activations") return SyntheticKind::activations;
-  fail("unknown synthetic kind '{}' (valid: weights, gradients, activations)", name);
-}
+constexpr EnumNames<SyntheticKind, 3> kSyntheticKindNames{"synthetic kind",
+                                                          {{{SyntheticKind::weights, "weights"},
+                                                            {SyntheticKind::gradients, "gradients"},
+                                                            {SyntheticKind::activations, "activations"}}}};
 
-std::string_view synthetic_kind_name(SyntheticKind kind) {
-  switch (kind) {
-    case SyntheticKind::weights:
-      return "weights";
-    case SyntheticKind::gradients:
-      return "gradients";
-    case SyntheticKind::activations:
-      return "activations";
-  }
-  return "?";
-}
+SyntheticKind parse_synthetic_kind(std::string_view name) { return kSyntheticKindNames.parse(name); }
+
+std::string_view synthetic_kind_name(SyntheticKind kind) { return kSyntheticKindNames.name(kind); }
 
 std::vector<SyntheticTensor> synthetic_layout(SyntheticKind kind, std::uint64_t elements) {
   std::vector<SyntheticTensor> tensors;

@@ -44,6 +44,7 @@ class ReceiverCase {
   std::span<std::byte> destination() const { return endpoint_.buffer().bytes().first(record_.data_bytes); }
 
  private:
+  friend class ReceiverRun;
   // Decodes the chunk in `slot`; `index` is set as soon as its header names it.
   void decode(codecs::Codec& codec, std::size_t slot, std::size_t& index);
   void credit(std::size_t slot) {
@@ -102,141 +103,179 @@ void ReceiverCase::decode(codecs::Codec& codec, std::size_t slot, std::size_t& i
   if (checksum != header.checksum) fail("chunk {}: checksum mismatch after decompression", header.index);
 }
 
-void ReceiverCase::run(const rdma::Arrival& first) {
-  seen_.assign(chunks_, false);
-  slot_busy_.assign(config_.depth, false);
-  const std::uint64_t cpu_at_start = process_cpu_ns(), switches_at_start = process_switches();
-  hash_ns_ = 0;
-  decode_cpu_ns_ = 0;
-  credit_ns_ = 0;
-  std::int64_t wait_ns = 0;
-  WorkQueue<std::size_t> todo;
-  WorkQueue<Decoded> done;
-  std::atomic<std::int64_t> busy_ns{0};
-  std::mutex error_mutex;
-  std::optional<ChunkError> error;
+// The receiver's view of one run: arrivals taken, chunks completed and credited, the decoding
+// workers (overlap with more than one), the first error one of them hit, and the run's clocks.
+class ReceiverRun {
+ public:
+  explicit ReceiverRun(ReceiverCase& c)
+      : case_(c),
+        config_(c.config_),
+        window_(config_.mode == Mode::serial ? 1 : config_.depth),
+        inline_decode_(config_.mode == Mode::serial || config_.workers == 1) {
+    c.seen_.assign(c.chunks_, false);
+    c.slot_busy_.assign(config_.depth, false);
+    c.hash_ns_ = 0;
+    c.decode_cpu_ns_ = 0;
+    c.credit_ns_ = 0;
+    if (config_.mode != Mode::raw) {
+      // One worker decodes on this thread as each chunk arrives: no hand-off, no context switch.
+      if (inline_decode_)
+        inline_codec_ = c.decode_spec_.make();
+      else
+        for (int w = 0; w < config_.workers; ++w) workers_.emplace_back([this] { work(); });
+    }
+    threads_ = process_threads();  // every worker started
+  }
+  ~ReceiverRun() { todo_.close(); }  // the workers see it and return; then workers_ joins them
+  ReceiverRun(const ReceiverRun&) = delete;
+  ReceiverRun& operator=(const ReceiverRun&) = delete;
+
+  bool complete() const { return completed_ == case_.chunks_; }
+  void handle(const rdma::Arrival& arrival);
+  void step();
+  void send_report();
+
+ private:
+  void work();
   // Decoding time without the checksum pass, which is counted on its own.
-  auto timed_decode = [&](codecs::Codec& codec, std::size_t slot, std::size_t& index) {
-    const std::int64_t hashed_before = hash_ns_;
+  void timed_decode(codecs::Codec& codec, std::size_t slot, std::size_t& index) {
+    const std::int64_t hashed_before = case_.hash_ns_;
     const std::uint64_t cpu0 = thread_cpu_ns();
     const auto t0 = Clock::now();
-    decode(codec, slot, index);
-    busy_ns += nanoseconds_since(t0) - (hash_ns_ - hashed_before);
-    decode_cpu_ns_ += static_cast<std::int64_t>(thread_cpu_ns() - cpu0);
-  };
+    case_.decode(codec, slot, index);
+    busy_ns_ += nanoseconds_since(t0) - (case_.hash_ns_ - hashed_before);
+    case_.decode_cpu_ns_ += static_cast<std::int64_t>(thread_cpu_ns() - cpu0);
+  }
+  void finish(const Decoded& decoded);
+  [[noreturn]] void report_failure(std::size_t index, const std::string& what);
 
-  auto work = [&] {
-    auto codec = decode_spec_.make();
-    while (true) {
-      std::optional<std::size_t> slot = todo.pop(std::chrono::milliseconds(100));
-      if (!slot) {
-        if (todo.closed()) return;
-        continue;
-      }
-      std::size_t index = wire::kMaxValue;
-      try {
-        timed_decode(*codec, *slot, index);
-        done.push({*slot, index});
-      } catch (const std::exception& e) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = ChunkError{index, e.what()};
-        done.close();
-        return;
-      }
+  ReceiverCase& case_;
+  const Config& config_;
+  const std::uint64_t cpu_at_start_ = process_cpu_ns(), switches_at_start_ = process_switches();
+  const std::size_t window_;  // slots the sender uses
+  const bool inline_decode_;
+  std::unique_ptr<codecs::Codec> inline_codec_;
+  std::uint64_t threads_ = 0;
+  std::int64_t wait_ns_ = 0;
+  std::size_t arrived_ = 0, completed_ = 0;
+  Clock::time_point last_progress_ = Clock::now();
+  WorkQueue<std::size_t> todo_;  // arrived slots for the workers
+  WorkQueue<Decoded> done_;      // decoded slots to credit
+  std::atomic<std::int64_t> busy_ns_{0};
+  std::mutex error_mutex_;
+  std::optional<ChunkError> error_;
+  std::vector<std::jthread> workers_;  // last: joined before the queues they use go
+};
+
+void ReceiverRun::work() {
+  auto codec = case_.decode_spec_.make();
+  while (true) {
+    std::optional<std::size_t> slot = todo_.pop(std::chrono::milliseconds(100));
+    if (!slot) {
+      if (todo_.closed()) return;
+      continue;
     }
-  };
-
-  // One worker decodes on this thread as each chunk arrives: no hand-off, no context switch.
-  const bool inline_decode = config_.mode == Mode::serial || config_.workers == 1;
-  std::unique_ptr<codecs::Codec> inline_codec;
-  if (config_.mode != Mode::raw && inline_decode) inline_codec = decode_spec_.make();
-  std::vector<std::jthread> workers;
-  if (config_.mode != Mode::raw && !inline_decode)
-    for (int w = 0; w < config_.workers; ++w) workers.emplace_back(work);
-  struct CloseOnExit {
-    WorkQueue<std::size_t>& todo;
-    ~CloseOnExit() { todo.close(); }
-  } closer{todo};
-
-  std::size_t arrived = 0, completed = 0;
-  auto last_progress = Clock::now();
-  auto report_failure = [&](std::size_t index, const std::string& what) {
-    endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::failed, 0, std::min<std::size_t>(index, wire::kMaxValue)));
-    // kMaxValue: the failure came before any header or immediate named the chunk.
-    if (index >= wire::kMaxValue) fail("pipeline: a chunk notification failed: {}", what);
-    fail("pipeline: chunk {} failed: {}", index, what);
-  };
-  auto handle = [&](const rdma::Arrival& arrival) {
-    if (wire::kind_of(arrival.imm) != wire::Kind::chunk) {
-      fail("pipeline: unexpected message {:#x} in the middle of a run", arrival.imm);
-    }
-    last_progress = Clock::now();
-    ++arrived;
     std::size_t index = wire::kMaxValue;
     try {
-      const std::size_t slot = claim_slot(arrival.imm);
-      if (config_.mode == Mode::raw) {  // the bytes are already in place
-        mark(index = wire::value_of(arrival.imm));
-      } else if (inline_decode) {
-        timed_decode(*inline_codec, slot, index);
-        mark(index);
-      } else {
-        todo.push(slot);
-        return;
-      }
-      credit(slot);
-      ++completed;
+      timed_decode(*codec, *slot, index);
+      done_.push({*slot, index});
     } catch (const std::exception& e) {
-      report_failure(index, e.what());
+      std::lock_guard lock(error_mutex_);
+      if (!error_) error_ = ChunkError{index, e.what()};
+      done_.close();
+      return;
     }
-  };
-  auto finish = [&](const Decoded& decoded) {
-    try {
-      mark(decoded.index);
-    } catch (const std::exception& e) {
-      report_failure(decoded.index, e.what());
-    }
-    credit(decoded.slot);
-    ++completed;
-    last_progress = Clock::now();
-  };
-  const std::uint64_t threads = process_threads();  // every worker started
-  handle(first);
-  const std::size_t window = config_.mode == Mode::serial ? 1 : config_.depth;  // slots the sender uses
-  while (completed < chunks_) {
-    // Block on what can come next: an arrival while the sender can still send (it holds a free
-    // slot and has chunks left), else a decompressed slot to give back.
-    const bool arrivals_possible = arrived < chunks_ && arrived - completed < window;
-    const auto t0 = Clock::now();
-    if (arrivals_possible) {
-      auto first = endpoint_.wait_arrival_for(kWait);
-      wait_ns += nanoseconds_since(t0);
-      for (auto a = std::move(first); a; a = endpoint_.poll_arrival()) handle(*a);
-    } else {
-      auto decoded = done.pop(kWait);
-      wait_ns += nanoseconds_since(t0);
-      if (decoded) finish(*decoded);
-    }
-    while (auto decoded = done.try_pop()) finish(*decoded);
-    {
-      std::lock_guard lock(error_mutex);
-      if (error) report_failure(error->index, error->what);
-    }
-    if (Clock::now() - last_progress > config_.timeout)
-      fail("pipeline: nothing arrived for {} ms ({} of {} chunks done)", config_.timeout.count(), completed, chunks_);
   }
+}
+
+void ReceiverRun::report_failure(std::size_t index, const std::string& what) {
+  case_.endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::failed, 0, std::min<std::size_t>(index, wire::kMaxValue)));
+  // kMaxValue: the failure came before any header or immediate named the chunk.
+  if (index >= wire::kMaxValue) fail("pipeline: a chunk notification failed: {}", what);
+  fail("pipeline: chunk {} failed: {}", index, what);
+}
+
+void ReceiverRun::handle(const rdma::Arrival& arrival) {
+  if (wire::kind_of(arrival.imm) != wire::Kind::chunk) {
+    fail("pipeline: unexpected message {:#x} in the middle of a run", arrival.imm);
+  }
+  last_progress_ = Clock::now();
+  ++arrived_;
+  std::size_t index = wire::kMaxValue;
+  try {
+    const std::size_t slot = case_.claim_slot(arrival.imm);
+    if (config_.mode == Mode::raw) {  // the bytes are already in place
+      case_.mark(index = wire::value_of(arrival.imm));
+    } else if (inline_decode_) {
+      timed_decode(*inline_codec_, slot, index);
+      case_.mark(index);
+    } else {
+      todo_.push(slot);
+      return;
+    }
+    case_.credit(slot);
+    ++completed_;
+  } catch (const std::exception& e) {
+    report_failure(index, e.what());
+  }
+}
+
+void ReceiverRun::finish(const Decoded& decoded) {
+  try {
+    case_.mark(decoded.index);
+  } catch (const std::exception& e) {
+    report_failure(decoded.index, e.what());
+  }
+  case_.credit(decoded.slot);
+  ++completed_;
+  last_progress_ = Clock::now();
+}
+
+void ReceiverRun::step() {
+  // Block on what can come next: an arrival while the sender can still send (it holds a free
+  // slot and has chunks left), else a decompressed slot to give back.
+  const bool arrivals_possible = arrived_ < case_.chunks_ && arrived_ - completed_ < window_;
+  const auto t0 = Clock::now();
+  if (arrivals_possible) {
+    auto first = case_.endpoint_.wait_arrival_for(kWait);
+    wait_ns_ += nanoseconds_since(t0);
+    for (auto a = std::move(first); a; a = case_.endpoint_.poll_arrival()) handle(*a);
+  } else {
+    auto decoded = done_.pop(kWait);
+    wait_ns_ += nanoseconds_since(t0);
+    if (decoded) finish(*decoded);
+  }
+  while (auto decoded = done_.try_pop()) finish(*decoded);
+  {
+    std::lock_guard lock(error_mutex_);
+    if (error_) report_failure(error_->index, error_->what);
+  }
+  if (Clock::now() - last_progress_ > config_.timeout)
+    fail("pipeline: nothing arrived for {} ms ({} of {} chunks done)", config_.timeout.count(), completed_,
+         case_.chunks_);
+}
+
+void ReceiverRun::send_report() {
   // The report goes into the sender's slot 0, the same offset as ours: free once every chunk is back.
-  const wire::RunReport report{.decode_ns = static_cast<std::uint64_t>(busy_ns.load()),
-                               .decoded_bytes = config_.mode == Mode::raw ? 0 : record_.data_bytes,
-                               .cpu_ns = process_cpu_ns() - cpu_at_start,
-                               .hash_ns = static_cast<std::uint64_t>(hash_ns_.load()),
-                               .wait_ns = static_cast<std::uint64_t>(wait_ns),
-                               .credit_ns = static_cast<std::uint64_t>(credit_ns_),
-                               .switches = static_cast<std::uint32_t>(process_switches() - switches_at_start),
-                               .threads = static_cast<std::uint32_t>(threads),
-                               .decode_cpu_ns = static_cast<std::uint64_t>(decode_cpu_ns_.load())};
-  wire::write_report(report, endpoint_.buffer().bytes().subspan(slots_at_, wire::kRunReportSize));
-  endpoint_.post_write(slots_at_, slots_at_, wire::kRunReportSize, wire::imm(wire::Kind::finished, 0, 0));
+  const wire::RunReport report{.decode_ns = static_cast<std::uint64_t>(busy_ns_.load()),
+                               .decoded_bytes = config_.mode == Mode::raw ? 0 : case_.record_.data_bytes,
+                               .cpu_ns = process_cpu_ns() - cpu_at_start_,
+                               .hash_ns = static_cast<std::uint64_t>(case_.hash_ns_.load()),
+                               .wait_ns = static_cast<std::uint64_t>(wait_ns_),
+                               .credit_ns = static_cast<std::uint64_t>(case_.credit_ns_),
+                               .switches = static_cast<std::uint32_t>(process_switches() - switches_at_start_),
+                               .threads = static_cast<std::uint32_t>(threads_),
+                               .decode_cpu_ns = static_cast<std::uint64_t>(case_.decode_cpu_ns_.load())};
+  rdma::Endpoint& endpoint = case_.endpoint_;
+  wire::write_report(report, endpoint.buffer().bytes().subspan(case_.slots_at_, wire::kRunReportSize));
+  endpoint.post_write(case_.slots_at_, case_.slots_at_, wire::kRunReportSize, wire::imm(wire::Kind::finished, 0, 0));
+}
+
+void ReceiverCase::run(const rdma::Arrival& first) {
+  ReceiverRun run(*this);
+  run.handle(first);
+  while (!run.complete()) run.step();
+  run.send_report();
 }
 
 }  // namespace

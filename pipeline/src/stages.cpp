@@ -5,6 +5,7 @@
 
 #include "wire.hpp"
 #include "wirezip/pipeline/serve_thread.hpp"
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::pipeline {
@@ -38,21 +39,12 @@ double run_workers(std::size_t chunks, int workers, const codecs::CodecSpec& spe
 
 }  // namespace
 
-Mode parse_mode(std::string_view text) {
-  if (text == "raw") return Mode::raw;
-  if (text == "serial") return Mode::serial;
-  if (text == "overlap") return Mode::overlap;
-  fail("unknown mode '{}': valid forms are raw, serial, overlap", text);
-}
+constexpr EnumNames<Mode, 3> kModeNames{"mode",
+                                        {{{Mode::raw, "raw"}, {Mode::serial, "serial"}, {Mode::overlap, "overlap"}}}};
 
-std::string_view mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::raw: return "raw";
-    case Mode::serial: return "serial";
-    case Mode::overlap: return "overlap";
-  }
-  return "unknown";
-}
+Mode parse_mode(std::string_view text) { return kModeNames.parse(text); }
+
+std::string_view mode_name(Mode mode) { return kModeNames.name(mode); }
 
 StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> data, const Config& config) {
   const std::size_t chunks = wire::chunk_count(data.size(), config.chunk_bytes);

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::rdma {
@@ -39,21 +40,12 @@ double populate(std::byte* data, std::size_t size) {
 
 }  // namespace
 
-PagePolicy parse_page_policy(std::string_view text) {
-  if (text == "4k") return PagePolicy::small;
-  if (text == "thp") return PagePolicy::thp;
-  if (text == "hugetlb") return PagePolicy::hugetlb;
-  fail("unknown page policy '{}': valid forms are 4k, thp, hugetlb", text);
-}
+constexpr EnumNames<PagePolicy, 3> kPagePolicyNames{
+    "page policy", {{{PagePolicy::small, "4k"}, {PagePolicy::thp, "thp"}, {PagePolicy::hugetlb, "hugetlb"}}}};
 
-std::string_view page_policy_name(PagePolicy policy) {
-  switch (policy) {
-    case PagePolicy::small: return "4k";
-    case PagePolicy::thp: return "thp";
-    case PagePolicy::hugetlb: return "hugetlb";
-  }
-  return "unknown";
-}
+PagePolicy parse_page_policy(std::string_view text) { return kPagePolicyNames.parse(text); }
+
+std::string_view page_policy_name(PagePolicy policy) { return kPagePolicyNames.name(policy); }
 
 PageBuffer PageBuffer::allocate(std::size_t size, PagePolicy policy) {
   if (size == 0) fail("page buffer: size must be at least 1 byte");

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "transports.hpp"
+#include "wirezip/util/enum_names.hpp"
 
 namespace wirezip::rdma {
 
@@ -34,21 +35,12 @@ std::size_t default_max_buffer() {
   return std::min(four_gib, static_cast<std::size_t>(pages) / 4 * static_cast<std::size_t>(page));
 }
 
-TransportKind parse_transport(std::string_view text) {
-  if (text == "verbs") return TransportKind::verbs;
-  if (text == "tcp") return TransportKind::tcp;
-  if (text == "mem") return TransportKind::mem;
-  fail("unknown transport '{}': valid forms are verbs, tcp, mem", text);
-}
+constexpr EnumNames<TransportKind, 3> kTransportNames{
+    "transport", {{{TransportKind::verbs, "verbs"}, {TransportKind::tcp, "tcp"}, {TransportKind::mem, "mem"}}}};
 
-std::string_view transport_name(TransportKind kind) {
-  switch (kind) {
-    case TransportKind::verbs: return "verbs";
-    case TransportKind::tcp: return "tcp";
-    case TransportKind::mem: return "mem";
-  }
-  return "unknown";
-}
+TransportKind parse_transport(std::string_view text) { return kTransportNames.parse(text); }
+
+std::string_view transport_name(TransportKind kind) { return kTransportNames.name(kind); }
 
 LinkPair connect_loopback(TransportKind kind, const LinkOptions& options) {
   switch (kind) {

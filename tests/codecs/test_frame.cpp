@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "codec_table.hpp"
 #include "codec_test_data.hpp"
 #include "wirezip/codecs/frame.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -33,6 +36,25 @@ void expect_rejected_or_exact(Codec& codec, std::span<const std::byte> frame, st
     EXPECT_NE(std::string(e.what()), "");
   }
   for (std::size_t i = original.size(); i < out.size(); ++i) ASSERT_EQ(out[i], std::byte{0x3c});
+}
+
+// The frame's coder names come from the codec table: each coder row carries the id its frames
+// hold, no two rows share one, and the name a frame shows is the row's.
+TEST(Frame, EveryCoderRowNamesTheIdItsFramesCarry) {
+  const std::vector<std::byte> weights = testing::codec_inputs(64 << 10)[0].bytes;
+  std::set<CoderId> ids{CoderId::raw};
+  for (const CodecRow& row : codec_table()) {
+    if (row.role != RowRole::coder) continue;
+    SCOPED_TRACE(std::string(row.name));
+    ASSERT_TRUE(row.id.has_value());
+    EXPECT_TRUE(ids.insert(*row.id).second) << "two coder rows carry one id";
+    auto codec = parse_codec_spec(std::string(row.name)).make();
+    const FrameHeader header = read_frame_header(compress(*codec, weights));
+    EXPECT_EQ(header.coder, *row.id);
+    EXPECT_EQ(coder_name(header.coder), row.name);
+  }
+  EXPECT_EQ(coder_name(CoderId::raw), "raw");
+  EXPECT_EQ(coder_name(static_cast<CoderId>(200)), "unknown");
 }
 
 TEST(Frame, TruncatedFramesAreErrors) {

@@ -3,6 +3,7 @@
 #include "error_of.hpp"
 
 #include "wirezip/util/cpus.hpp"
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
 #include "wirezip/util/size.hpp"
@@ -122,6 +123,26 @@ TEST(Cpus, AllowedIsNeverEmptyAndThreadsAllDoublesToTheCount) {
   EXPECT_EQ(cpus::doubling_up_to(2), (std::vector<int>{1, 2}));
   EXPECT_EQ(cpus::doubling_up_to(6), (std::vector<int>{1, 2, 4, 6}));
   EXPECT_EQ(cpus::doubling_up_to(16), (std::vector<int>{1, 2, 4, 8, 16}));
+}
+
+enum class Fruit { apple, pear, plum };
+constexpr EnumNames<Fruit, 3> kFruitNames{"fruit",
+                                          {{{Fruit::apple, "apple"}, {Fruit::pear, "pear"}, {Fruit::plum, "plum"}}}};
+
+TEST(EnumNames, NameAndParseComeFromOneTable) {
+  for (const Fruit fruit : {Fruit::apple, Fruit::pear, Fruit::plum})
+    EXPECT_EQ(kFruitNames.parse(kFruitNames.name(fruit)), fruit);
+  static_assert(kFruitNames.name(Fruit::pear) == "pear");
+  static_assert(kFruitNames.find("plum") == Fruit::plum);
+  EXPECT_EQ(kFruitNames.name(static_cast<Fruit>(7)), "unknown");
+  EXPECT_FALSE(kFruitNames.find("Apple").has_value());  // names are exact, as flags and records spell them
+}
+
+TEST(EnumNames, AnUnknownNameIsOneLineListingTheValidForms) {
+  EXPECT_EQ(testing::error_of([] { kFruitNames.parse("kiwi"); }),
+            "unknown fruit 'kiwi': valid forms are apple, pear, plum");
+  EXPECT_EQ(testing::error_of([] { kFruitNames.parse(std::string(100, 'x')); }),
+            "unknown fruit '" + std::string(80, 'x') + "...': valid forms are apple, pear, plum");
 }
 
 }  // namespace

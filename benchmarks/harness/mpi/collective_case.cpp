@@ -12,6 +12,7 @@
 #include "wirezip/mpi/exchange.hpp"
 #include "wirezip/mpi/ring_channel.hpp"
 #include "wirezip/util/clock.hpp"
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -173,7 +174,11 @@ void fail_case(benchmark::State& state, CollectiveRun& run, const std::string& w
 
 }  // namespace
 
-std::string_view impl_name(CollectiveImpl impl) { return impl == CollectiveImpl::ring ? "ring" : "mpi"; }
+std::string_view impl_name(CollectiveImpl impl) {
+  static constexpr EnumNames<CollectiveImpl, 2> names{"implementation",
+                                                      {{{CollectiveImpl::ring, "ring"}, {CollectiveImpl::mpi, "mpi"}}}};
+  return names.name(impl);
+}
 
 void run_collective_case(benchmark::State& state, const CollectiveCase& c) {
   CollectiveRun& run = *c.run;

@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "codec_table.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/little_endian.hpp"
 
@@ -43,11 +44,6 @@ PlaneLayout read_layout(std::uint8_t layout, std::uint8_t width) {
 
 }  // namespace
 
-std::string_view coder_name(CoderId id) {
-  constexpr std::array<std::string_view, 8> names{"raw", "lz4", "zstd", "rans", "huff", "igzip", "deflate", "ans"};
-  return names.at(static_cast<std::size_t>(id));
-}
-
 std::string_view plane_mode_name(PlaneMode mode) {
   constexpr std::array<std::string_view, 3> names{"raw", "coded", "constant"};
   return names.at(static_cast<std::size_t>(mode));
@@ -79,7 +75,7 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   if (version != kFrameVersion) fail("corrupt frame: version {} (this build reads {})", version, kFrameVersion);
   FrameHeader header;
   auto coder = load_le<std::uint8_t>(frame, 5);
-  if (coder > static_cast<std::uint8_t>(CoderId::ans)) fail("corrupt frame: unknown coder id {}", coder);
+  if (!is_coder_id(coder)) fail("corrupt frame: unknown coder id {}", coder);
   header.coder = static_cast<CoderId>(coder);
   header.element_width = load_le<std::uint8_t>(frame, 6);
   if (header.element_width == 0 || header.element_width > kMaxElementWidth)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "planes/bytegroup_kernels.hpp"
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {
@@ -67,13 +68,12 @@ void check_width(std::size_t width, std::size_t planes) {
 }  // namespace
 
 std::string_view simd_path_name(SimdPath path) {
-  switch (path) {
-    case SimdPath::scalar: return "scalar";
-    case SimdPath::avx2: return "avx2";
-    case SimdPath::avx512: return "avx512";
-    case SimdPath::neon: return "neon";
-  }
-  return "unknown";
+  static constexpr EnumNames<SimdPath, 4> names{"SIMD path",
+                                                {{{SimdPath::scalar, "scalar"},
+                                                  {SimdPath::avx2, "avx2"},
+                                                  {SimdPath::avx512, "avx512"},
+                                                  {SimdPath::neon, "neon"}}}};
+  return names.name(path);
 }
 
 std::vector<SimdPath> available_simd_paths() {

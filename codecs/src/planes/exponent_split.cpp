@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "planes/exponent_split_kernels.hpp"
+#include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {
@@ -77,7 +78,8 @@ ExponentKernels scalar_exponent_kernels() {
 
 namespace {
 
-constexpr std::array<std::string_view, 3> kFormatNames{"bf16", "fp16", "fp32"};
+constexpr EnumNames<FloatFormat, 3> kFormatNames{
+    "float format", {{{FloatFormat::bf16, "bf16"}, {FloatFormat::fp16, "fp16"}, {FloatFormat::fp32, "fp32"}}}};
 
 kernels::ExponentKernels kernels_for(SimdPath path) {
   switch (path) {
@@ -104,13 +106,9 @@ void check_planes(FloatFormat format, std::size_t planes) {
 
 }  // namespace
 
-std::string_view float_format_name(FloatFormat format) { return kFormatNames.at(static_cast<std::size_t>(format)); }
+std::string_view float_format_name(FloatFormat format) { return kFormatNames.name(format); }
 
-std::optional<FloatFormat> parse_float_format(std::string_view name) {
-  for (std::size_t i = 0; i < kFormatNames.size(); ++i)
-    if (kFormatNames[i] == name) return static_cast<FloatFormat>(i);
-  return std::nullopt;
-}
+std::optional<FloatFormat> parse_float_format(std::string_view name) { return kFormatNames.find(name); }
 
 std::size_t float_format_width(FloatFormat format) { return format == FloatFormat::fp32 ? 4 : 2; }
 
