@@ -60,6 +60,10 @@ void MrDeleter::operator()(ibv_mr* mr) const noexcept {
   if (const int rc = ibv_dereg_mr(mr)) log_failure("ibv_dereg_mr", rc);
 }
 
+void CompChannelDeleter::operator()(ibv_comp_channel* channel) const noexcept {
+  if (const int rc = ibv_destroy_comp_channel(channel)) log_failure("ibv_destroy_comp_channel", rc);
+}
+
 void CqDeleter::operator()(ibv_cq* cq) const noexcept {
   if (const int rc = ibv_destroy_cq(cq)) log_failure("ibv_destroy_cq", rc);
 }
@@ -82,6 +86,15 @@ CmId create_id(rdma_event_channel* channel) {
   rdma_cm_id* id = nullptr;
   if (rdma_create_id(channel, &id, nullptr, RDMA_PS_TCP) != 0) fail("rdma_create_id(RDMA_PS_TCP): {}", std::strerror(errno));
   return CmId(id);
+}
+
+CompChannel create_comp_channel(ibv_context* context) {
+  CompChannel channel(ibv_create_comp_channel(context));
+  if (!channel) fail("ibv_create_comp_channel: {}", std::strerror(errno));
+  const int flags = fcntl(channel->fd, F_GETFL);
+  if (flags < 0 || fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK) != 0)
+    fail("fcntl(completion channel, O_NONBLOCK): {}", std::strerror(errno));
+  return channel;
 }
 
 Event poll_event(rdma_event_channel* channel) {
