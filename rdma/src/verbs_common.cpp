@@ -60,6 +60,10 @@ void MrDeleter::operator()(ibv_mr* mr) const noexcept {
   if (const int rc = ibv_dereg_mr(mr)) log_failure("ibv_dereg_mr", rc);
 }
 
+void CompChannelDeleter::operator()(ibv_comp_channel* channel) const noexcept {
+  if (const int rc = ibv_destroy_comp_channel(channel)) log_failure("ibv_destroy_comp_channel", rc);
+}
+
 void CqDeleter::operator()(ibv_cq* cq) const noexcept {
   if (const int rc = ibv_destroy_cq(cq)) log_failure("ibv_destroy_cq", rc);
 }
@@ -82,6 +86,15 @@ CmId create_id(rdma_event_channel* channel) {
   rdma_cm_id* id = nullptr;
   if (rdma_create_id(channel, &id, nullptr, RDMA_PS_TCP) != 0) fail("rdma_create_id(RDMA_PS_TCP): {}", std::strerror(errno));
   return CmId(id);
+}
+
+CompChannel create_comp_channel(ibv_context* context) {
+  CompChannel channel(ibv_create_comp_channel(context));
+  if (!channel) fail("ibv_create_comp_channel: {}", std::strerror(errno));
+  const int flags = fcntl(channel->fd, F_GETFL);
+  if (flags < 0 || fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK) != 0)
+    fail("fcntl(completion channel, O_NONBLOCK): {}", std::strerror(errno));
+  return channel;
 }
 
 Event poll_event(rdma_event_channel* channel) {
@@ -113,6 +126,15 @@ Event expect_event(rdma_event_channel* channel, rdma_cm_id* id, rdma_cm_event_ty
          rdma_event_str(wanted));
   if (event->id != id) fail("{}: {} arrived for another connection", what, rdma_event_str(event->event));
   return event;
+}
+
+// The IPv4 address of the other end of a connection, for messages ("?" where it has none).
+std::string peer_address(rdma_cm_id* id) {
+  const sockaddr* address = rdma_get_peer_addr(id);
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (address && address->sa_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+  return text;
 }
 
 SocketAddress resolve_address(const std::string& host, std::uint16_t port) {

@@ -39,6 +39,10 @@ struct PdDeleter {
 struct MrDeleter {
   void operator()(ibv_mr* mr) const noexcept;
 };
+struct CompChannelDeleter {
+  void operator()(ibv_comp_channel* channel) const noexcept;
+};
+// A CQ with a completion channel must go before the channel, with every event it got acked.
 struct CqDeleter {
   void operator()(ibv_cq* cq) const noexcept;
 };
@@ -56,6 +60,7 @@ using CmId = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
 using Event = std::unique_ptr<rdma_cm_event, EventDeleter>;
 using Pd = std::unique_ptr<ibv_pd, PdDeleter>;
 using Mr = std::unique_ptr<ibv_mr, MrDeleter>;
+using CompChannel = std::unique_ptr<ibv_comp_channel, CompChannelDeleter>;
 using Cq = std::unique_ptr<ibv_cq, CqDeleter>;
 using Qp = std::unique_ptr<ibv_qp, QpDeleter>;
 
@@ -63,6 +68,8 @@ using Qp = std::unique_ptr<ibv_qp, QpDeleter>;
 // can look for DISCONNECTED without blocking.
 Channel create_channel();
 CmId create_id(rdma_event_channel* channel);
+// A completion channel whose fd is non-blocking, like the event channel's.
+CompChannel create_comp_channel(ibv_context* context);
 
 // The next event on `channel` within `timeout`, or null when none came.
 Event next_event(rdma_event_channel* channel, std::chrono::milliseconds timeout);
@@ -79,6 +86,9 @@ struct SocketAddress {
   sockaddr* get() { return reinterpret_cast<sockaddr*>(&storage); }
 };
 SocketAddress resolve_address(const std::string& host, std::uint16_t port);
+
+// The IPv4 address of the other end of a connection, for messages ("?" where it has none).
+std::string peer_address(rdma_cm_id* id);
 
 // rdma_cm takes timeouts as int milliseconds.
 int timeout_ms(std::chrono::milliseconds timeout);

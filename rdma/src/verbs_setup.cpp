@@ -31,6 +31,16 @@ std::chrono::milliseconds left_until(Clock::time_point deadline) {
   return std::max(std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()), std::chrono::milliseconds(0));
 }
 
+void resolve(rdma_cm_id* id, SocketAddress address, Clock::time_point deadline, const std::string& where) {
+  const std::string what = fmt::format("verbs connect to {}", where);
+  if (rdma_resolve_addr(id, nullptr, address.get(), timeout_ms(left_until(deadline))) != 0)
+    fail("rdma_resolve_addr({}): {}", where, std::strerror(errno));
+  expect_event(id->channel, id, RDMA_CM_EVENT_ADDR_RESOLVED, left_until(deadline), what);
+  if (rdma_resolve_route(id, timeout_ms(left_until(deadline))) != 0)
+    fail("rdma_resolve_route({}): {}", where, std::strerror(errno));
+  expect_event(id->channel, id, RDMA_CM_EVENT_ROUTE_RESOLVED, left_until(deadline), what);
+}
+
 SetupConnection::SetupConnection(CmId id) : channel_(create_channel()), id_(std::move(id)), slots_(2 * kSlotBytes) {
   if (rdma_migrate_id(id_.get(), channel_.get()) != 0) fail("rdma_migrate_id: {}", std::strerror(errno));
   ibv_context* context = id_->verbs;
@@ -41,7 +51,8 @@ SetupConnection::SetupConnection(CmId id) : channel_(create_channel()), id_(std:
   const int local_only = IBV_ACCESS_LOCAL_WRITE;  // an int: ibv_reg_mr is a macro that masks the flags
   mr_.reset(ibv_reg_mr(pd_.get(), slots_.data(), slots_.size(), local_only));
   if (!mr_) fail("ibv_reg_mr({} bytes, set-up slots) on {}: {}", slots_.size(), device, std::strerror(errno));
-  cq_.reset(ibv_create_cq(context, kCqEntries, nullptr, nullptr, 0));
+  completions_ = create_comp_channel(context);
+  cq_.reset(ibv_create_cq(context, kCqEntries, nullptr, completions_.get(), 0));
   if (!cq_) fail("ibv_create_cq({} entries, set-up) on {}: {}", kCqEntries, device, std::strerror(errno));
   ibv_qp_init_attr attr{};
   attr.send_cq = cq_.get();
@@ -62,6 +73,7 @@ SetupConnection::SetupConnection(CmId id) : channel_(create_channel()), id_(std:
   ibv_recv_wr* bad = nullptr;
   if (const int rc = ibv_post_recv(qp_.get(), &work, &bad))
     fail("ibv_post_recv(set-up) on {}: {}", device, std::strerror(rc));
+  if (const int rc = ibv_req_notify_cq(cq_.get(), 0)) fail("ibv_req_notify_cq(set-up) on {}: {}", device, std::strerror(rc));
 }
 
 SetupConnection::~SetupConnection() {
@@ -86,10 +98,9 @@ std::vector<std::byte> SetupConnection::connect(std::span<const std::byte> reque
   return std::vector<std::byte>(data().begin(), data().end());
 }
 
-void SetupConnection::accept(std::span<const std::byte> reply, Clock::time_point deadline) {
+void SetupConnection::accept(std::span<const std::byte> reply) {
   rdma_conn_param param = setup_param(reply);
   if (rdma_accept(id_.get(), &param) != 0) fail("rdma_accept: {}", std::strerror(errno));
-  expect_event(channel_.get(), id_.get(), RDMA_CM_EVENT_ESTABLISHED, left_until(deadline), "verbs set-up accept");
 }
 
 void SetupConnection::send(std::span<const std::byte> message, Clock::time_point deadline, const char* what,
@@ -114,37 +125,70 @@ void SetupConnection::send(std::span<const std::byte> message, Clock::time_point
 }
 
 std::span<const std::byte> SetupConnection::receive(Clock::time_point deadline, const char* what) {
-  if (received_) fail("verbs set-up: a second {} (one receive per connection)", what);
   while (true) {
-    const std::optional<ibv_wc> wc = next_completion(deadline, what);
-    if (!wc) fail("no {}: the peer disconnected", what);
+    if (auto message = try_receive(what)) return *message;
+    if (Clock::now() >= deadline) fail("no {} within the set-up deadline", what);
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+std::optional<std::span<const std::byte>> SetupConnection::try_receive(const char* what) {
+  if (received_) fail("verbs set-up: a second {} (one receive per connection)", what);
+  bool peer_gone = false;
+  while (const std::optional<ibv_wc> wc = try_completion(peer_gone, what)) {
     if (wc->wr_id == kSend) continue;  // a message of ours that was only posted
     if (wc->wr_id != kReceive || wc->opcode != IBV_WC_RECV)
       fail("verbs set-up: a completion of work {} where the {} was expected", wc->wr_id, what);
     received_ = true;
     return std::span<const std::byte>(slots_).first(std::min<std::size_t>(wc->byte_len, kSlotBytes));
   }
+  if (peer_gone) fail("no {}: the peer disconnected", what);
+  return std::nullopt;
+}
+
+bool SetupConnection::try_sent(const char* what) {
+  bool peer_gone = false;
+  while (const std::optional<ibv_wc> wc = try_completion(peer_gone, what))
+    if (wc->wr_id == kSend) return true;
+  return peer_gone;
 }
 
 std::optional<ibv_wc> SetupConnection::next_completion(Clock::time_point deadline, const char* what) {
-  bool peer_gone = false;
   while (true) {
+    bool peer_gone = false;
+    if (std::optional<ibv_wc> wc = try_completion(peer_gone, what)) return wc;
+    if (peer_gone) return std::nullopt;
+    if (Clock::now() >= deadline) fail("no {} within the set-up deadline", what);
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+std::optional<ibv_wc> SetupConnection::try_completion(bool& peer_gone, const char* what) {
+  // Notifications first, re-arming after each: a completion that lands after the poll below
+  // then wakes a poll() on completion_fd().
+  ibv_cq* notified = nullptr;
+  void* context = nullptr;
+  while (ibv_get_cq_event(completions_.get(), &notified, &context) == 0) {
+    ibv_ack_cq_events(notified, 1);  // at once: the CQ cannot be destroyed with an event unacked
+    if (const int rc = ibv_req_notify_cq(cq_.get(), 0)) fail("verbs set-up: ibv_req_notify_cq: {}", std::strerror(rc));
+  }
+  if (errno != EAGAIN && errno != EWOULDBLOCK) fail("verbs set-up: ibv_get_cq_event: {}", std::strerror(errno));
+  const auto poll_one = [&]() -> std::optional<ibv_wc> {
     ibv_wc wc{};
     const int count = ibv_poll_cq(cq_.get(), 1, &wc);
     if (count < 0) fail("verbs set-up: ibv_poll_cq failed ({}) waiting for the {}", count, what);
-    if (count == 1) {
-      if (wc.status != IBV_WC_SUCCESS)
-        fail("no {}: {} of the set-up connection failed: {}", what, wc.wr_id == kSend ? "a SEND" : "the receive",
-             ibv_wc_status_str(wc.status));
-      return wc;
-    }
-    // A disconnect is final only once the CQ is empty after it: a message that came first counts.
-    if (peer_gone) return std::nullopt;
-    if (Event event = poll_event(channel_.get()))
-      peer_gone = event->event == RDMA_CM_EVENT_DISCONNECTED || event->event == RDMA_CM_EVENT_DEVICE_REMOVAL;
-    if (!peer_gone && Clock::now() >= deadline) fail("no {} within the set-up deadline", what);
-    if (!peer_gone) std::this_thread::sleep_for(kPollInterval);
-  }
+    if (count == 0) return std::nullopt;
+    if (wc.status != IBV_WC_SUCCESS)
+      fail("no {}: {} of the set-up connection failed: {}", what, wc.wr_id == kSend ? "a SEND" : "the receive",
+           ibv_wc_status_str(wc.status));
+    return wc;
+  };
+  if (auto wc = poll_one()) return wc;
+  // Anything but ESTABLISHED on a set-up connection ends it (DISCONNECTED, CONNECT_ERROR, ...).
+  while (Event event = poll_event(channel_.get()))
+    if (event->event != RDMA_CM_EVENT_ESTABLISHED) peer_gone = true;
+  // A disconnect is final only once the CQ is empty after it: a message that came first counts.
+  return peer_gone ? poll_one() : std::nullopt;
 }
 
 }  // namespace wirezip::rdma::verbs

@@ -9,6 +9,8 @@
 //    response; only once it authenticates (or the passive side has no secret) does the passive
 //    side check the hello against its limits, allocate and register the buffer and SEND the
 //    grant: its Welcome, a random token and the accept (proof and host facts), or a refusal.
+//    Up to authentication the passive side has several peers' set-ups going at once
+//    (verbs_pending.hpp); from the grant on, it serves the one authenticated peer.
 // 2. The data connections: N = LinkOptions::qps rdma_cm connections (both sides take N from their
 //    own options: they must agree), each requested with a Join carrying the token and its index,
 //    one after another. They share the endpoint's buffer, MR and CQ. The set-up connection is
@@ -28,13 +30,12 @@
 #include "session.hpp"
 #include "transports.hpp"
 #include "verbs_endpoint.hpp"
+#include "verbs_pending.hpp"
 #include "verbs_setup.hpp"
 
 namespace wirezip::rdma::verbs {
 namespace {
 
-constexpr std::size_t kRequestBytes = protocol::kHelloSize + protocol::kWelcomeSize;
-using RequestData = std::array<std::byte, kRequestBytes>;
 static_assert(session::kMaxGrantSize <= SetupConnection::kSlotBytes &&
               protocol::kRefusalSize <= SetupConnection::kSlotBytes);
 
@@ -87,17 +88,6 @@ rdma_conn_param data_param(std::span<const std::byte> private_data) {
   return param;
 }
 
-// ADDR_RESOLVED, then ROUTE_RESOLVED: after this the id is bound to a device and port.
-void resolve(rdma_cm_id* id, SocketAddress address, Clock::time_point deadline, const std::string& where) {
-  const std::string what = fmt::format("verbs connect to {}", where);
-  if (rdma_resolve_addr(id, nullptr, address.get(), timeout_ms(left_until(deadline))) != 0)
-    fail("rdma_resolve_addr({}): {}", where, std::strerror(errno));
-  expect_event(id->channel, id, RDMA_CM_EVENT_ADDR_RESOLVED, left_until(deadline), what);
-  if (rdma_resolve_route(id, timeout_ms(left_until(deadline))) != 0)
-    fail("rdma_resolve_route({}): {}", where, std::strerror(errno));
-  expect_event(id->channel, id, RDMA_CM_EVENT_ROUTE_RESOLVED, left_until(deadline), what);
-}
-
 // A data connection: rdma_connect with its join, then ESTABLISHED. A reject carrying a refusal
 // says why.
 void connect_data(rdma_cm_id* id, const protocol::Join& join, Clock::time_point deadline, const std::string& where) {
@@ -116,50 +106,13 @@ void connect_data(rdma_cm_id* id, const protocol::Join& join, Clock::time_point 
          event ? rdma_event_str(event->event) : "no event within the set-up deadline");
 }
 
-// The IPv4 address of the other end of a connection, for messages ("?" where it has none).
-std::string peer_address(rdma_cm_id* id) {
-  const sockaddr* address = rdma_get_peer_addr(id);
-  char text[INET6_ADDRSTRLEN] = "?";
-  if (address && address->sa_family == AF_INET)
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
-  return text;
-}
-
-// A connect request taken off a listener: its id, now ours, and its private data (rdma_cm pads
-// an RC request's to 56 bytes; fewer means no wirezip peer).
-struct Request {
-  CmId id;
-  RequestData data{};
-  std::size_t size = 0;
-  std::span<const std::byte> bytes() const { return std::span(data).first(size); }
-  std::string who() const { return peer_address(id.get()); }
-  // Refuses it in the reject's private data (the peer prints why); the id is then done.
-  void reject(std::string_view reason, unsigned version = protocol::kVersion) const {
-    const auto refusal = protocol::encode_refusal(reason, version);
-    rdma_reject(id.get(), refusal.data(), static_cast<std::uint8_t>(refusal.size()));
-  }
-};
-
-// The next CONNECT_REQUEST before `deadline`; other listener events are acked and passed over.
-std::optional<Request> next_request(rdma_event_channel* channel, Clock::time_point deadline) {
-  while (true) {
-    Request request;  // declared first: the event is acked before the id could be destroyed
-    Event event = next_event(channel, left_until(deadline));
-    if (!event) return std::nullopt;
-    if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
-    request.id.reset(event->id);
-    const rdma_conn_param& param = event->param.conn;
-    request.size = std::min<std::size_t>(param.private_data_len, kRequestBytes);
-    if (request.size > 0) std::memcpy(request.data.data(), param.private_data, request.size);
-    event.reset();
-    return request;
-  }
-}
-
 class VerbsListener final : public Listener {
  public:
   VerbsListener(const LinkOptions& options, const std::string& host, std::uint16_t port)
-      : channel_(create_channel()), id_(create_id(channel_.get())), options_(options) {
+      : channel_(create_channel()),
+        id_(create_id(channel_.get())),
+        options_(options),
+        pending_(channel_.get(), options.secret, options.timeout) {
     check_options(options);
     const std::string where = fmt::format("{}:{}", host.empty() ? "*" : host, port);
     SocketAddress address = resolve_address(host, port);
@@ -170,50 +123,24 @@ class VerbsListener final : public Listener {
   std::uint16_t port() const override { return ntohs(rdma_get_src_port(id_.get())); }
 
   std::unique_ptr<Endpoint> accept(std::chrono::milliseconds idle) override {
-    std::optional<Request> first = next_request(channel_.get(), Clock::now() + idle);
-    if (!first) return nullptr;
-    const std::string who = first->who();
+    std::optional<Authenticated> peer = pending_.next(Clock::now() + idle);
+    if (!peer) return nullptr;
     try {
-      return set_up(*first, Clock::now() + options_.timeout);
+      return grant(*peer);
     } catch (const std::exception& e) {
-      throw PeerError(fmt::format("peer {}: {}", who, e.what()));
+      throw PeerError(fmt::format("peer {}: {}", peer->who, e.what()));
     }
   }
 
  private:
-  // Stage 1 up to authentication; nothing here depends on what the peer asks for.
-  std::unique_ptr<Endpoint> set_up(Request& first, Clock::time_point deadline) {
-    if (protocol::is_join(first.bytes())) {
-      first.reject("a data connection of no link being set up");
-      fail("a data connection of no link being set up");
-    }
-    try {
-      protocol::check_hello_version(first.bytes());
-      if (first.size < kRequestBytes) fail("connect request: {} bytes, expected {}", first.size, kRequestBytes);
-    } catch (const Error& e) {
-      first.reject(e.what(), protocol::hello_version(first.bytes()));
-      throw;
-    }
-    SetupConnection setup(std::move(first.id));
-    const session::Challenge challenge{.auth_required = !options_.secret.empty(), .nonce = session::random_nonce()};
-    setup.accept(session::encode(challenge), deadline);
-    session::Response response;
-    try {
-      response = session::decode_response(setup.receive(deadline, "response"));
-    } catch (const Error& e) {
-      refuse(setup, fmt::format("handshake: {}", e.what()), deadline);
-    }
-    const session::Transcript asked{.hello = first.bytes(), .welcome = {}};
-    if (auto why = session::check_response(response, challenge.nonce, options_.secret, asked))
-      refuse(setup, *why, deadline);
-    return grant(setup, first.bytes(), challenge.nonce, response, deadline);
-  }
-
   // Stage 2, for an authenticated peer: its request against this side's limits, the buffer, the
   // grant, then the data connections.
-  std::unique_ptr<Endpoint> grant(SetupConnection& setup, std::span<const std::byte> request,
-                                  const session::Nonce& challenge, const session::Response& response,
-                                  Clock::time_point deadline) {
+  std::unique_ptr<Endpoint> grant(Authenticated& authenticated) {
+    SetupConnection& setup = *authenticated.setup;
+    const std::span<const std::byte> request = authenticated.request;
+    const session::Nonce& challenge = authenticated.challenge;
+    const session::Response& response = authenticated.response;
+    const Clock::time_point deadline = authenticated.deadline;
     protocol::Hello hello;
     protocol::Welcome peer;
     std::unique_ptr<VerbsEndpoint> endpoint;
@@ -243,8 +170,8 @@ class VerbsListener final : public Listener {
     return endpoint;
   }
 
-  // Accepts data connection `index` of the link being set up. Other requests meanwhile are
-  // refused (one link is set up at a time) and the wait goes on until the deadline.
+  // Accepts data connection `index` of the link being set up. Other set-ups' requests meanwhile
+  // join the pending ones; stray joins are refused; the wait goes on until the deadline.
   void join(VerbsEndpoint& endpoint, const protocol::Token& token, std::uint32_t index, Clock::time_point deadline) {
     while (true) {
       std::optional<Request> more = next_request(channel_.get(), deadline);
@@ -256,7 +183,7 @@ class VerbsListener final : public Listener {
       try {
         join = protocol::decode_join(more->bytes());
       } catch (const Error&) {
-        more->reject("the server is setting up another link; try again");
+        pending_.take(std::move(*more));  // another peer's set-up: it goes on with the others
         continue;
       }
       if (!same_token(join.token, token) || join.index != index) {
@@ -281,10 +208,11 @@ class VerbsListener final : public Listener {
     throw Error(reason);
   }
 
-  // Owners: the id is destroyed before its channel.
+  // Owners: pending set-ups (ids of their own channels) first, then the id, then its channel.
   Channel channel_;
   CmId id_;
   LinkOptions options_;
+  PendingSetups pending_;
 };
 
 std::unique_ptr<Endpoint> connect_active(const LinkOptions& options, const std::string& host, std::uint16_t port,

@@ -1,16 +1,28 @@
-// A peer that does not hold a server's secret, for scripts/testbed/preauth-cost: asks a verbs
-// server COUNT times for a link with a BUFFER-byte buffer, without a secret or with the one in
-// SECRET_FILE, and prints why each failed. Exit 0 when no attempt got a link, 1 when one did, 2 on
-// bad arguments. Like any wirezip client it registers its own buffer first.
+// A peer that does not hold a server's secret, for scripts/testbed/preauth-cost and setup-wait.
 //   verbs_stranger HOST PORT BUFFER COUNT [SECRET_FILE]
+// asks a verbs server COUNT times, one after another, for a link with a BUFFER-byte buffer,
+// without a secret or with the one in SECRET_FILE, and prints why each failed. Exit 0 when no
+// attempt got a link, 1 when one did, 2 on bad arguments. Like any wirezip client it registers its
+// own buffer first.
+//   verbs_stranger HOST PORT BUFFER COUNT --silent=SECONDS
+// opens COUNT set-up connections at once, each with a well-formed request for BUFFER bytes, prints
+// "attempt I: challenged, staying silent" as each gets its challenge, never answers one, and exits
+// 0 after SECONDS (or 1 at once when a connection fails before its challenge).
 #include <fmt/format.h>
 
 #include <charconv>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "verbs_silent_peer.hpp"
 #include "wirezip/rdma/transport.hpp"
 
 namespace {
+
+using namespace std::chrono_literals;
+namespace verbs = wirezip::rdma::verbs;
 
 std::uint64_t number(const char* text) {
   std::uint64_t value = 0;
@@ -21,26 +33,68 @@ std::uint64_t number(const char* text) {
   return value;
 }
 
+// Attempt `index`: a set-up connection asking for `buffer_bytes`, held silent until `until`.
+void stay_silent(const std::string& host, std::uint16_t port, std::uint64_t buffer_bytes, std::uint64_t index,
+                 verbs::Clock::time_point until, std::mutex& out) {
+  const auto setup = verbs::open_silent_setup(host, port, buffer_bytes, verbs::Clock::now() + 60s);
+  {
+    const std::lock_guard lock(out);
+    fmt::print("verbs_stranger: attempt {}: challenged, staying silent\n", index + 1);
+    std::fflush(stdout);
+  }
+  std::this_thread::sleep_until(until);
+}
+
+// COUNT silent set-ups at once; see the header.
+int silent(const std::string& host, std::uint16_t port, std::uint64_t buffer_bytes, std::uint64_t count,
+           std::chrono::seconds hold) {
+  const auto until = verbs::Clock::now() + hold;
+  std::mutex out;
+  int status = 0;
+  std::vector<std::jthread> threads;
+  for (std::uint64_t i = 0; i < count; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        stay_silent(host, port, buffer_bytes, i, until, out);
+      } catch (const wirezip::Error& e) {
+        const std::lock_guard lock(out);
+        fmt::print("verbs_stranger: attempt {} failed before its challenge: {}\n", i + 1, e.what());
+        status = 1;
+      }
+    });
+  threads.clear();  // joins
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace wirezip::rdma;
   if (argc != 5 && argc != 6) {
-    fmt::print(stderr, "usage: verbs_stranger HOST PORT BUFFER COUNT [SECRET_FILE]\n");
+    fmt::print(stderr, "usage: verbs_stranger HOST PORT BUFFER COUNT [SECRET_FILE | --silent=SECONDS]\n");
     return 2;
   }
   LinkOptions options;
+  // The set-up deadline also covers registering BUFFER bytes of our own first, which under
+  // emulation on a loaded host takes seconds: a refusal must not be lost to our own deadline.
+  options.timeout = std::chrono::seconds(60);
   std::uint64_t count = 0;
   std::uint16_t port = 0;
+  std::optional<std::uint64_t> silent_s;
   try {
     port = static_cast<std::uint16_t>(number(argv[2]));
     options.buffer_bytes = number(argv[3]);
     count = number(argv[4]);
-    if (argc == 6) options.secret = load_secret(argv[5]);
+    const std::string_view last = argc == 6 ? argv[5] : "";
+    if (last.starts_with("--silent="))
+      silent_s = number(argv[5] + std::string_view("--silent=").size());
+    else if (argc == 6)
+      options.secret = load_secret(argv[5]);
   } catch (const wirezip::Error& e) {
     fmt::print(stderr, "verbs_stranger: {}\n", e.what());
     return 2;
   }
+  if (silent_s) return silent(argv[1], port, options.buffer_bytes, count, std::chrono::seconds(*silent_s));
   for (std::uint64_t i = 0; i < count; ++i) {
     try {
       connect(TransportKind::verbs, options, argv[1], port);
