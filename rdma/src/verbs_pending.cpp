@@ -55,8 +55,8 @@ std::optional<Authenticated> PendingSetups::next(Clock::time_point until) {
       fds.push_back({p.setup->completion_fd(), POLLIN, 0});
     }
     fds.push_back({listener_->fd, static_cast<short>(taking ? POLLIN : 0), 0});
-    const auto wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(wake - now),
-                                 std::chrono::milliseconds(0), std::chrono::milliseconds(1000));
+    const auto wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(wake - now), std::chrono::milliseconds(0),
+                                 std::chrono::milliseconds(1000));
     if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count())) < 0) {
       if (errno == EINTR) continue;
       fail("poll: {}", std::strerror(errno));
@@ -114,8 +114,8 @@ void PendingSetups::start(Request& request) {
                     .request = request.data,
                     .challenge = session::random_nonce(),
                     .refusal = {}};
-    pending.setup->accept(session::encode(session::Challenge{.auth_required = !secret_.empty(),
-                                                             .nonce = pending.challenge}));
+    pending.setup->accept(
+        session::encode(session::Challenge{.auth_required = !secret_.empty(), .nonce = pending.challenge}));
     pending_.push_back(std::move(pending));
   } catch (const Error& e) {
     throw PeerError(fmt::format("peer {}: {}", who, e.what()));
@@ -154,8 +154,12 @@ std::optional<Authenticated> PendingSetups::advance(std::size_t index) {
     refuse(index, *why);
     return std::nullopt;
   }
-  Authenticated done{.setup = std::move(p.setup), .who = std::move(p.who), .deadline = p.deadline,
-                     .request = p.request, .challenge = p.challenge, .response = response};
+  Authenticated done{.setup = std::move(p.setup),
+                     .who = std::move(p.who),
+                     .deadline = p.deadline,
+                     .request = p.request,
+                     .challenge = p.challenge,
+                     .response = response};
   pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(index));
   return done;
 }

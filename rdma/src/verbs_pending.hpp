@@ -84,7 +84,7 @@ class PendingSetups {
   rdma_event_channel* const listener_;
   const std::string secret_;
   const std::chrono::milliseconds deadline_;
-  std::deque<Pending> pending_;        // oldest first
+  std::deque<Pending> pending_;         // oldest first
   std::deque<std::string> unreported_;  // why requests given to take() were refused, for next()
 };
 

@@ -73,7 +73,8 @@ SetupConnection::SetupConnection(CmId id) : channel_(create_channel()), id_(std:
   ibv_recv_wr* bad = nullptr;
   if (const int rc = ibv_post_recv(qp_.get(), &work, &bad))
     fail("ibv_post_recv(set-up) on {}: {}", device, std::strerror(rc));
-  if (const int rc = ibv_req_notify_cq(cq_.get(), 0)) fail("ibv_req_notify_cq(set-up) on {}: {}", device, std::strerror(rc));
+  if (const int rc = ibv_req_notify_cq(cq_.get(), 0))
+    fail("ibv_req_notify_cq(set-up) on {}: {}", device, std::strerror(rc));
 }
 
 SetupConnection::~SetupConnection() {

@@ -60,8 +60,8 @@ TEST_P(VerbsConcurrentSetUp, SilentStrangersDoNotHoldAnHonestPeer) {
   for (int i = 0; i < GetParam(); ++i)
     strangers.push_back(verbs::open_silent_setup(port.ipv4, listener->port(), 64 << 20, verbs::Clock::now() + 30s));
   std::unique_ptr<Endpoint> active;
-  EXPECT_NO_THROW(active = connect(TransportKind::verbs, options_with("s3cret", kClientDeadline), port.ipv4,
-                                   listener->port()));
+  EXPECT_NO_THROW(
+      active = connect(TransportKind::verbs, options_with("s3cret", kClientDeadline), port.ipv4, listener->port()));
   acceptor.join();
   ASSERT_NE(active, nullptr);
   ASSERT_NE(passive, nullptr) << server_error;
