@@ -56,11 +56,6 @@ PageSpan& PageSpan::operator=(PageSpan&& other) noexcept {
   return *this;
 }
 
-void PageSpan::release() {
-  if (data_ && ::madvise(data_, size_, MADV_DONTNEED) != 0)
-    fail("madvise(MADV_DONTNEED) of a window: {}", std::strerror(errno));
-}
-
 WindowPlan plan_windows(std::uint64_t data_bytes, std::uint64_t chunk, std::uint64_t window, int threads) {
   const std::uint64_t round = checked_mul(chunk, static_cast<std::uint64_t>(threads), "chunk x threads");
   if (window < round)
@@ -71,9 +66,12 @@ WindowPlan plan_windows(std::uint64_t data_bytes, std::uint64_t chunk, std::uint
 
 WindowedChunks::WindowedChunks(const datasets::DatasetReader& reader, const WindowPlan& plan,
                                const codecs::Codec& codec, int thread, int threads, bool decompress)
-    : reader_(reader), plan_(plan), thread_(thread), threads_(threads), decompress_(decompress),
+    : reader_(reader),
+      plan_(plan),
+      thread_(thread),
+      threads_(threads),
+      decompress_(decompress),
       input_(plan.window / static_cast<std::uint64_t>(threads)),
-      restored_(decompress ? plan.window / static_cast<std::uint64_t>(threads) : 0),
       scratch_(plan.chunk) {
   const std::uint64_t count = (plan.data_bytes + plan.chunk - 1) / plan.chunk;
   // Uneven shares would leave a thread idle at the end of every window: the wall time would
@@ -104,10 +102,7 @@ void WindowedChunks::load(std::size_t w, codecs::Codec& codec) {
   }
   mine_.frame_sizes.assign(mine_.originals.size(), 0);
   window_share_ = mine_.original_bytes;
-  if (!decompress_) return;
-  compress_all(codec, mine_);
-  input_.release();  // the check re-reads the input: only frames and restored pages stay resident
-  std::memset(restored().data(), 0, window_share_);  // first touch outside the timing
+  if (decompress_) compress_all(codec, mine_);
 }
 
 std::uint64_t WindowedChunks::verify(codecs::Codec& codec) {
@@ -128,7 +123,6 @@ std::uint64_t WindowedChunks::verify(codecs::Codec& codec) {
     compressed += mine_.frame_sizes[i];
     at += size;
   }
-  if (decompress_) restored_.release();
   return compressed;
 }
 
