@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "git_sha.h"  // generated at build time: WIREZIP_GIT_SHA
+
 #include "wirezip/codecs/registry.hpp"
 
 namespace wirezip::codecs {

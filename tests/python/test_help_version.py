@@ -76,6 +76,15 @@ class VersionTest(unittest.TestCase):
         for expected in ["compress", "decompress", "inspect", "Example:", "Exit status"]:
             self.assertIn(expected, help_text.stdout)
 
+    def test_the_sha_is_the_checkout_the_binary_was_built_from(self):
+        # read at build time, so a rebuild after a commit records the new commit
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=repo, capture_output=True, text=True)
+        if head.returncode != 0:
+            self.skipTest("not a git checkout")
+        _, facts = version_facts(run("bench_codec", "--version").stdout)
+        self.assertEqual(facts["wirezip_git_sha"].removesuffix("-dirty"), head.stdout.strip())
+
     def test_version_is_what_the_json_context_records(self):
         _, facts = version_facts(run("bench_codec", "--version").stdout)
         result, report = run_json(binary("bench_codec"), "--codecs=memcpy", "--datasets=synthetic:weights:size=64KiB",
