@@ -89,6 +89,37 @@ class WindowEqualsWholeFile(unittest.TestCase):
                 self.assertGreater(case["max_rss_bytes"], 0, name)
 
 
+class PerTensorShards(unittest.TestCase):
+    def per_tensor(self, tmp, spec):
+        out = os.path.join(tmp, "per_tensor.json")
+        result = subprocess.run([BENCH, "--per-tensor", f"--per-tensor-out={out}", "--codecs=bytegroup+huff,lz4",
+                                 f"--datasets={spec}", "--chunks=8KiB,64KiB"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out) as f:
+            return json.load(f)
+
+    def test_the_shards_records_are_those_of_the_file_they_were_split_from(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model, shards, _ = write_window_datasets(tmp)
+            whole, split = self.per_tensor(tmp, model), self.per_tensor(tmp, shards)
+        self.assertGreater(len(whole["tensors"]), 20)
+        strip = lambda records: [{k: v for k, v in r.items() if k != "dataset"} for r in records]
+        self.assertEqual(strip(whole["tensors"]), strip(split["tensors"]))  # every field, in the same order
+        self.assertEqual({r["dataset"] for r in split["tensors"]}, {shards})
+        self.assertEqual(whole["context"][f"dataset_sha256:{model}"], split["context"][f"dataset_sha256:{shards}"])
+        self.assertIn(f"({SHARD_COUNT} files)", split["context"][f"dataset:{shards}"])
+
+    def test_a_regex_that_some_shards_do_not_match_selects_from_the_others(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model, shards, _ = write_window_datasets(tmp)
+            whole = self.per_tensor(tmp, model + ":tensors=lm_head|layers\\.0\\.")
+            split = self.per_tensor(tmp, shards + ":tensors=lm_head|layers\\.0\\.")
+        names = [r["name"] for r in split["tensors"]]
+        self.assertIn("lm_head.weight", names)
+        self.assertIn("layers.0.mlp.weight", names)
+        self.assertEqual([r["name"] for r in whole["tensors"]], names)
+
+
 class WindowUsage(unittest.TestCase):
     def test_a_glob_matching_nothing_is_one_clear_error(self):
         with tempfile.TemporaryDirectory() as tmp:
