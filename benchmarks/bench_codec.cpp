@@ -24,7 +24,7 @@
 #include "max_rss.hpp"
 #include "per_tensor.hpp"
 #include "repeated_case.hpp"
-#include "window_facts.hpp"
+#include "windowed_dataset.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -44,33 +44,6 @@ struct Config {
   std::vector<int> threads;
   std::vector<int> cpus;  // --cpus, in the order given; empty: no pinning
 };
-
-// A data set of the run: in memory (synthetic, or a file no larger than the window), or a file
-// read window by window, with the figures one pass over it found.
-struct RunDataset {
-  datasets::Dataset data;  // bytes empty when windowed
-  std::unique_ptr<datasets::DatasetReader> reader;
-  harness::WindowFacts facts;
-};
-
-RunDataset load(const std::string& spec, std::uint64_t window, const std::vector<std::uint64_t>& chunks) {
-  RunDataset out;
-  if (!datasets::DatasetReader::is_file_spec(spec)) {
-    out.data = datasets::load_dataset(spec);
-    return out;
-  }
-  out.reader = std::make_unique<datasets::DatasetReader>(datasets::open_file_dataset(spec));
-  out.data.spec = spec;
-  out.data.description = out.reader->description();
-  if (out.reader->size() <= window) {  // fits: held whole, as a synthetic data set is
-    out.data.bytes.resize(out.reader->size());
-    out.reader->read(0, out.data.bytes);
-    out.reader.reset();
-    return out;
-  }
-  out.facts = harness::window_facts(*out.reader, window, chunks);
-  return out;
-}
 
 Config parse_config(const std::string& codecs, const std::string& datasets, const std::string& chunks,
                     const std::string& threads, const std::string& cpu_list, bool per_tensor) {
@@ -149,19 +122,11 @@ std::optional<codecs::FloatFormat> float_format(std::size_t width) {
   return std::nullopt;
 }
 
-// Google Benchmark's Setup hook: each case's peak memory starts from what is resident now.
-void reset_case_peak(const benchmark::State&) { harness::reset_peak_rss(); }
-
-void register_cases(const Config& config, const std::deque<RunDataset>& data, std::uint64_t window) {
+void register_cases(const Config& config, const std::deque<harness::RunDataset>& data, std::uint64_t window) {
   auto ceiling = std::make_shared<harness::MemcpyCeiling>();
-  for (const RunDataset& run : data) {
+  for (const harness::RunDataset& run : data) {
     const datasets::Dataset& dataset = run.data;
-    benchmark::AddCustomContext("dataset:" + dataset.spec, dataset.description);
-    benchmark::AddCustomContext("dataset_sha256:" + dataset.spec,
-                                run.reader ? run.facts.sha256 : datasets::sha256_hex(dataset.bytes));
-    if (run.reader)
-      benchmark::AddCustomContext("dataset_windowed:" + dataset.spec,
-                                  fmt::format("{} bytes read by windows of at most {} bytes", run.reader->size(), window));
+    harness::add_dataset_context(run, window);
     for (std::uint64_t chunk : config.chunks) {
       double bound = 0, exponent_bound = 0, value_bound = 0;
       if (run.reader) {  // bf16: every bound applies
@@ -185,7 +150,7 @@ void register_cases(const Config& config, const std::deque<RunDataset>& data, st
               case_name(spec.text(), dataset.spec, chunk, direction),
               [c](benchmark::State& state) { harness::run_codec_case(state, c); });
           bench->UseManualTime();  // the wall time of all threads, see harness::IterationWallClock
-          bench->Setup(reset_case_peak);
+          bench->Setup(harness::reset_case_peak);
           for (int t : config.threads) bench->Threads(t);
         }
       }
@@ -224,18 +189,13 @@ int main(int argc, char** argv) {
   }
 
   return harness::run_reporting_errors("bench_codec", [&] {
-    std::deque<RunDataset> data;  // deque: cases keep pointers to its elements
+    std::deque<harness::RunDataset> data;  // deque: cases keep pointers to its elements
     Config config = parse_config(codec_list, dataset_list, chunk_list, thread_list, cpu_list, per_tensor);
-    const std::uint64_t window =
-        window_text.empty() ? datasets::default_window_bytes() : flag::size("--window", window_text, 1);
+    const std::uint64_t window = harness::window_from_flag(window_text);
     if (per_tensor) return run_per_tensor(config, per_tensor_out, argc, argv);
-    for (const std::string& spec : config.datasets) data.push_back(load(spec, window, config.chunks));
+    for (const std::string& spec : config.datasets) data.push_back(harness::load_run_dataset(spec, window, config.chunks));
     harness::add_host_context(argc, argv);
-    benchmark::AddCustomContext("window_bytes", std::to_string(window));
-    // The peak so far: loading the data sets (and the one pass over each windowed one). Read before
-    // max_rss_method(), whose first call resets the mark to find out whether the kernel allows it.
-    if (const auto peak = harness::peak_rss_bytes()) benchmark::AddCustomContext("max_rss_bytes", std::to_string(*peak));
-    benchmark::AddCustomContext("max_rss_method", harness::max_rss_method());
+    harness::add_memory_context(window);  // the peak so far: loading the data sets, and the pass over windowed ones
     // instructions_per_byte is in every case where the PMU counts, and absent (with the reason
     // here) where it does not: a zero would read as a measurement.
     const std::string& no_counter = harness::InstructionCounter::unavailable_reason();

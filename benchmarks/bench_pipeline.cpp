@@ -3,7 +3,7 @@
 //
 //   bench_pipeline [--transport=tcp,mem] [--modes=raw,serial,overlap] [--codecs=SPEC,...]
 //                  [--pages=4k,thp] [--chunks=1MiB,...] [--depth=8] [--workers=1]
-//                  [--datasets=SPEC,...] [--serve [--port=P] [--serve-decoder=NAME] | --peer=HOST[:PORT]]
+//                  [--datasets=SPEC,...] [--window=SIZE] [--serve [--port=P] [--serve-decoder=NAME] | --peer=HOST[:PORT]]
 //                  [--decoder=NAME]
 //                  [--cpus=0-3]
 //                  [--benchmark_* flags]
@@ -22,9 +22,11 @@
 #include "help.hpp"
 #include "failure_summary.hpp"
 #include "link_flags.hpp"
+#include "max_rss.hpp"
 #include "mpi/mpi_pairs.hpp"
 #include "pipeline_case.hpp"
 #include "repeated_case.hpp"
+#include "windowed_dataset.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/cpus.hpp"
@@ -48,6 +50,8 @@ struct Flags {
   std::string decoder;        // sending side: the backend each --codecs spec asks the receiver for
   std::string serve_decoder;  // serving side: the backend every case is decoded with, whatever its spec
   std::string cpus;     // --cpus: the whole process runs on these CPUs; empty: no pinning
+  std::string window_text;
+  std::uint64_t window = 0;  // from window_text, checked
 };
 
 // Pins the whole process, before any thread exists: every thread created later (compression and
@@ -132,13 +136,13 @@ Axes check_axes(const Flags& f) {
 
 // Registers raw first, then every codec in serial and overlap, for each transport x pages x chunk x data set.
 void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& axes,
-                    const std::deque<datasets::Dataset>& data) {
+                    const std::deque<harness::RunDataset>& data) {
   const auto& [transports, modes, codec_specs, pages, chunks, dataset_specs] = axes;
   std::uint32_t seed = 1;
   for (rdma::TransportKind transport : transports)
     for (rdma::PagePolicy policy : pages)
       for (std::uint64_t chunk : chunks)
-        for (const datasets::Dataset& dataset : data)
+        for (const harness::RunDataset& dataset : data)
           for (pipeline::Mode mode : modes)
             for (const codecs::CodecSpec& spec : codec_specs) {
               if (mode == pipeline::Mode::raw && spec != codec_specs.front()) continue;  // one raw case
@@ -146,11 +150,12 @@ void register_cases(harness::PipelineLinks& links, const Flags& f, const Axes& a
               const codecs::CodecSpec codec = mode == pipeline::Mode::raw ? codecs::CodecSpec() : spec;
               harness::PipelineCase c{&links, seed++, transport, policy,
                                       pipeline::Config{mode, codec, chunk, f.depth, f.workers, links.base.timeout},
-                                      &dataset};
-              harness::register_case(case_name(transport, mode, spec.text(), policy, chunk, f, dataset.spec),
-                                           [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
+                                      &dataset, f.window};
+              harness::register_case(case_name(transport, mode, spec.text(), policy, chunk, f, dataset.data.spec),
+                                     [c](benchmark::State& state) { harness::run_pipeline_case(state, c); })
                   ->UseManualTime()
-                  ->Unit(benchmark::kMillisecond);
+                  ->Unit(benchmark::kMillisecond)
+                  ->Setup(harness::reset_case_peak);
             }
 }
 
@@ -166,13 +171,11 @@ int run(int argc, char** argv, const Flags& f) {
   links.base = f.link.options();
   if (!f.link.peer.empty()) std::tie(links.peer_host, links.peer_port) = rdma::parse_host_port(f.link.peer, kDefaultPort);
 
-  std::deque<datasets::Dataset> data;  // deque: cases point at its elements
-  for (const std::string& spec : axes.datasets) data.push_back(datasets::load_dataset(spec));
-  for (const datasets::Dataset& d : data) {
-    benchmark::AddCustomContext("dataset:" + d.spec, d.description);
-    benchmark::AddCustomContext("dataset_sha256:" + d.spec, datasets::sha256_hex(d.bytes));
-  }
+  std::deque<harness::RunDataset> data;  // deque: cases point at its elements
+  for (const std::string& spec : axes.datasets) data.push_back(harness::load_run_dataset(spec, f.window, {}));
+  for (const harness::RunDataset& d : data) harness::add_dataset_context(d, f.window);
   harness::add_host_context(argc, argv);
+  harness::add_memory_context(f.window);  // the peak so far: loading the data sets
   if (!f.cpus.empty()) benchmark::AddCustomContext("cpus", f.cpus);
   harness::add_link_context(links.peer_host, links.peer_port);
   const auto& kinds = axes.transports;
@@ -201,6 +204,8 @@ int main(int argc, char** argv) {
   app.add_option("--depth", f.depth_text, "slots on each side (writes in flight), 1..256")->capture_default_str();
   app.add_option("--workers", f.workers_text, "compression threads and decompression threads")->capture_default_str();
   app.add_option("--datasets", f.datasets, "dataset specs")->capture_default_str();
+  app.add_option("--window", f.window_text, "file data sets larger than this are sent this many bytes at a time "
+                 "(rounded down to whole chunks), each window's runs timed and its I/O not; default min(1GiB, RAM/8)");
   app.add_option("--decoder", f.decoder,
                  "sending side: the decoder backend (isal, libdeflate, zlib, lz4, doca) set in each --codecs spec, "
                  "which the receiver decodes with; given with --serve, it means --serve-decoder");
@@ -217,6 +222,7 @@ int main(int argc, char** argv) {
   return harness::run_reporting_errors("bench_pipeline", [&] {
     f.depth = flag::count("--depth", f.depth_text, 1, kMaxDepth);
     f.workers = static_cast<int>(flag::count("--workers", f.workers_text, 1, kMaxWorkers));
+    f.window = harness::window_from_flag(f.window_text);
     if (!f.cpus.empty()) f.cpus = pin_process(f.cpus);  // f.cpus now as the context records it
     if (!mpi.enabled) return run(argc, argv, f);
     // mpirun -np 2N: this rank's side of one pair is this binary's own run()

@@ -26,6 +26,8 @@ std::optional<std::uint64_t> peak_rss_bytes() {
   return std::nullopt;
 }
 
+void reset_case_peak(const benchmark::State&) { reset_peak_rss(); }
+
 std::string max_rss_method() {
   static const bool resets = reset_peak_rss();
   return resets ? "VmHWM, reset before each case (/proc/self/clear_refs)"

@@ -8,6 +8,10 @@
 #include <optional>
 #include <string>
 
+namespace benchmark {
+class State;
+}
+
 namespace wirezip::harness {
 
 // Resets the high-water mark to the current resident size; false where the kernel refuses.
@@ -16,5 +20,7 @@ bool reset_peak_rss();
 std::optional<std::uint64_t> peak_rss_bytes();
 // For the context: how max_rss_bytes was measured on this host.
 std::string max_rss_method();
+// Google Benchmark's Setup hook (Benchmark::Setup): each case's peak starts from what is resident now.
+void reset_case_peak(const benchmark::State&);
 
 }  // namespace wirezip::harness

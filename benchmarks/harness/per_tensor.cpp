@@ -10,7 +10,7 @@
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/codec_spec.hpp"
 #include "wirezip/datasets/dataset.hpp"
-#include "wirezip/datasets/safetensors.hpp"
+#include "wirezip/datasets/dataset_reader.hpp"
 #include "wirezip/util/checked.hpp"
 #include "wirezip/util/error.hpp"
 
@@ -76,43 +76,33 @@ class RecordWriter {
   std::uint64_t count_ = 0;
 };
 
-// Writes the records of one data set; returns its context lines.
+// Writes the records of one data set, a tensor at a time (its files, when PATH is a glob, in the
+// order a benchmark streams them); returns its context lines.
 json add_records(const PerTensorConfig& config, const std::string& spec, RecordWriter& writer) {
   const SafetensorsSpec where = parse_safetensors_spec(spec);
-  datasets::SafetensorsSelection selection;
-  try {
-    selection = datasets::read_safetensors_bf16(where.path, where.regex);
-  } catch (const Error& e) {
-    fail("dataset '{}': {}", shown(spec), e.what());
-  }
-  json context = {{"dataset:" + spec, fmt::format("safetensors {}: {} of {} tensors as bf16", where.path,
-                                                  selection.selected.size(), selection.header.tensors.size())},
-                  {"dataset_sha256:" + spec, datasets::sha256_hex(selection.bf16)}};
-
   std::vector<std::unique_ptr<codecs::Codec>> codecs;
   for (const codecs::CodecSpec& c : config.codecs) codecs.push_back(c.make());
   std::vector<std::byte> frame, restored;
-  std::size_t offset = 0;
-  for (std::size_t index : selection.selected) {
-    const datasets::SafetensorsTensor& tensor = selection.header.tensors[index];
+  datasets::Sha256Stream digest;
+  const auto add_tensor = [&](const datasets::StreamTensor& tensor) {
     std::uint64_t elements = 1;
     json shape = json::array();
-    for (std::uint64_t d : tensor.shape) {
+    for (std::uint64_t d : tensor.entry.shape) {
       elements = checked_mul(elements, d, "tensor elements");
       shape.push_back(d);
     }
-    const std::size_t bytes = checked_mul(elements, 2, "tensor bytes");
-    if (checked_add(offset, bytes, "tensor offset") > selection.bf16.size())
-      fail("dataset '{}': tensor '{}' runs past the converted data", spec, tensor.name);
-    const std::span<const std::byte> data = std::span(selection.bf16).subspan(offset, bytes);
-    offset += bytes;
+    const std::span<const std::byte> data = tensor.bf16;
+    if (checked_mul(elements, 2, "tensor bytes") != data.size())
+      fail("dataset '{}': tensor '{}' has {} elements in {} bf16 bytes", shown(spec), shown(tensor.entry.name), elements,
+           data.size());
+    digest.update(data);
     for (std::uint64_t chunk : config.chunks) {
       json record = {{"dataset", spec},
-                     {"name", tensor.name},
-                     {"dtype", tensor.dtype},
+                     {"name", tensor.entry.name},
+                     {"dtype", tensor.entry.dtype},
                      {"shape", shape},
                      {"elements", elements},
-                     {"bf16_bytes", bytes},
+                     {"bf16_bytes", data.size()},
                      {"chunk", chunk},
                      {"entropy_bound_ratio", finite_or_null(codecs::entropy_bound_ratio(data, 2, chunk))},
                      {"entropy_bound_ratio_bytes", finite_or_null(codecs::entropy_bound_ratio(data, 1, chunk))}};
@@ -120,14 +110,16 @@ json add_records(const PerTensorConfig& config, const std::string& spec, RecordW
         const std::uint64_t size = compressed_size(*codec, data, chunk, frame, restored);
         record["codecs"][codec->spec()] = {
             {"compressed_bytes", size},
-            {"ratio", size ? json(static_cast<double>(bytes) / static_cast<double>(size)) : json(nullptr)}};
+            {"ratio", size ? json(static_cast<double>(data.size()) / static_cast<double>(size)) : json(nullptr)}};
       }
       writer.write(record);
     }
-  }
-  if (offset != selection.bf16.size())
-    fail("dataset '{}': the tensors' shapes cover {} of the {} converted bytes", spec, offset, selection.bf16.size());
-  return context;
+  };
+  const datasets::TensorWalk walk = datasets::for_each_tensor(spec, add_tensor);  // its errors name the file
+  const std::string files = walk.files == 1 ? "" : fmt::format(" ({} files)", walk.files);
+  return {{"dataset:" + spec,
+           fmt::format("safetensors {}{}: {} of {} tensors as bf16", where.path, files, walk.selected, walk.total)},
+          {"dataset_sha256:" + spec, digest.hex()}};
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // bench_codec --per-tensor: where a checkpoint's ratio comes from. For each tensor of safetensors
-// data sets, each chunk size and each codec: the tensor cut into chunks as the pipeline sends it,
-// each compressed on its own and restored (verified), and the order-0 bounds of the same chunks.
+// data sets (PATH may be a glob over shards), each chunk size and each codec: the tensor cut into
+// chunks as the pipeline sends it, each compressed on its own and restored (verified), and the
+// order-0 bounds of the same chunks. Tensors are read one at a time (datasets::for_each_tensor).
 // No timing: whole-checkpoint throughput is what the timed cases measure.
 //
 // The JSON (docs/METRICS.md, "Per-tensor records"):
@@ -26,7 +27,7 @@ namespace wirezip::harness {
 struct PerTensorConfig {
   std::vector<codecs::CodecSpec> codecs;
   std::vector<std::uint64_t> chunks;
-  std::vector<std::string> datasets;  // each safetensors:PATH[:tensors=REGEX]
+  std::vector<std::string> datasets;  // each safetensors:PATH[:tensors=REGEX], PATH a file or a glob
 };
 
 // Throws wirezip::Error naming a data set that is not a safetensors spec; call before any work.

@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "link_flags.hpp"
-#include "wirezip/datasets/dataset.hpp"
+#include "windowed_dataset.hpp"
 #include "wirezip/pipeline/pipeline.hpp"
 #include "wirezip/pipeline/serve_thread.hpp"
 
@@ -47,12 +47,15 @@ struct PipelineCase {
   rdma::TransportKind transport = rdma::TransportKind::tcp;
   rdma::PagePolicy pages = rdma::PagePolicy::small;
   pipeline::Config config;
-  const datasets::Dataset* dataset = nullptr;
+  const RunDataset* dataset = nullptr;
+  // A windowed data set is moved this many bytes (rounded down to whole chunks) at a time.
+  std::uint64_t window_bytes = 0;
 };
 
 // Stage rates are measured alone first (outside the timing), then each iteration is one run over
-// the whole data set (manual time: first chunk read to last chunk decompressed). Afterwards the
-// receiver's destination is read back and compared with the source.
+// the whole data set (manual time: first chunk read to last chunk decompressed), or one run per
+// window of a windowed one (manual time: the sum of those runs). After the last iteration's run
+// of each window, the receiver's destination is read back and compared with the data set.
 void run_pipeline_case(benchmark::State& state, const PipelineCase& config);
 
 // The --serve side: accepts links one after another and serves each until its sender is done;

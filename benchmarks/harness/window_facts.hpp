@@ -21,7 +21,7 @@ struct WindowFacts {
 };
 
 // Reads the data set once per chunk size, `window` bytes at a time (rounded down to whole chunks,
-// at least one chunk).
+// at least one chunk); with no chunk size, once for the digest alone.
 WindowFacts window_facts(const datasets::DatasetReader& reader, std::uint64_t window,
                          const std::vector<std::uint64_t>& chunks);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -187,8 +188,35 @@ SafetensorsHeader read_header(const ReadOnlyFile& file) {
   return parse_safetensors_header(head, file.size());
 }
 
-std::string file_count(const std::vector<ReadOnlyFile>& files) {
-  return files.size() == 1 ? "" : fmt::format(" ({} files)", files.size());
+std::string file_count(std::size_t files) { return files == 1 ? "" : fmt::format(" ({} files)", files); }
+
+// The tensors of one file that `regex` selects, in file order, each with the dtype it converts from.
+// Counts what it saw into `walk`; keeps the first names of the data set for the error below.
+std::vector<std::pair<std::size_t, Source>> select_tensors(const SafetensorsHeader& header, const std::string& regex,
+                                                           TensorWalk& walk, std::vector<std::string>& first_names) {
+  std::vector<std::string_view> names;
+  for (const SafetensorsTensor& tensor : header.tensors) names.push_back(tensor.name);
+  for (std::size_t i = 0; i < names.size() && first_names.size() < 5; ++i) first_names.push_back(shown(names[i]));
+  walk.total += names.size();
+  std::vector<std::pair<std::size_t, Source>> out;
+  for (std::size_t i : detail::matching_names(names, regex)) {
+    const SafetensorsTensor& tensor = header.tensors[i];
+    if (tensor.dtype != "F32" && tensor.dtype != "F16" && tensor.dtype != "BF16")
+      fail(
+          "tensor '{}' has dtype {}, which is not supported (only F32, F16, BF16 convert to bf16); narrow the "
+          "selection with tensors=REGEX",
+          shown(tensor.name), tensor.dtype);
+    out.emplace_back(i, tensor.dtype == "F32" ? Source::f32 : tensor.dtype == "F16" ? Source::f16 : Source::bf16);
+  }
+  walk.selected += out.size();
+  return out;
+}
+
+void check_selection(const std::string& path, const std::string& regex, const TensorWalk& walk,
+                     const std::vector<std::string>& first_names) {
+  if (walk.selected == 0)
+    fail("safetensors '{}': tensor regex '{}' matches none of its {} tensors (first: {})", path, regex, walk.total,
+         fmt::join(first_names, ", "));
 }
 
 }  // namespace
@@ -227,31 +255,21 @@ DatasetReader::DatasetReader(std::string_view spec) : files_(std::make_unique<Fi
     }
     const bool f32 = where.source == Source::f32;
     description_ = fmt::format("raw {} file {}{}{}, {} bf16 elements", f32 ? "f32" : "bf16", where.path,
-                               file_count(files), f32 ? " converted to bf16" : "", size_ / 2);
+                               file_count(files.size()), f32 ? " converted to bf16" : "", size_ / 2);
     return;
   }
   if (source != "safetensors") fail("not a file data set (file:PATH or safetensors:PATH)");
   const SafetensorsSpec where = parse_safetensors_spec(spec);
-  std::size_t selected = 0, total = 0, from_f32 = 0, from_f16 = 0, from_bf16 = 0;
+  std::size_t from_f32 = 0, from_f16 = 0, from_bf16 = 0;
+  TensorWalk walk;
   std::vector<std::string> first_names;
   for (const std::string& path : expand(where.path)) {
     const ReadOnlyFile& file = files.emplace_back(path);
     try {
       const SafetensorsHeader header = read_header(file);
-      std::vector<std::string_view> names;
-      for (const SafetensorsTensor& tensor : header.tensors) names.push_back(tensor.name);
-      for (std::size_t i = 0; i < names.size() && first_names.size() < 5; ++i) first_names.push_back(shown(names[i]));
-      total += names.size();
-      for (std::size_t i : detail::matching_names(names, where.regex)) {
+      for (const auto& [i, source] : select_tensors(header, where.regex, walk, first_names)) {
         const SafetensorsTensor& tensor = header.tensors[i];
-        const Source source = tensor.dtype == "F32" ? Source::f32 : tensor.dtype == "F16" ? Source::f16 : Source::bf16;
-        if (tensor.dtype != "F32" && tensor.dtype != "F16" && tensor.dtype != "BF16")
-          fail(
-              "tensor '{}' has dtype {}, which is not supported (only F32, F16, BF16 convert to bf16); narrow the "
-              "selection with tensors=REGEX",
-              shown(tensor.name), tensor.dtype);
         ++(source == Source::f32 ? from_f32 : source == Source::f16 ? from_f16 : from_bf16);
-        ++selected;
         // The parser checked begin <= end <= the data section's size, so this stays inside the file.
         if (tensor.end > tensor.begin) add_piece(header.data_start + tensor.begin, tensor.end - tensor.begin, source);
       }
@@ -259,12 +277,10 @@ DatasetReader::DatasetReader(std::string_view spec) : files_(std::make_unique<Fi
       fail("safetensors '{}': {}", path, error.what());
     }
   }
-  if (selected == 0)
-    fail("safetensors '{}': tensor regex '{}' matches none of its {} tensors (first: {})", where.path, where.regex,
-         total, fmt::join(first_names, ", "));
+  check_selection(where.path, where.regex, walk, first_names);
   if (size_ == 0) fail("safetensors '{}': the selected tensors hold no elements", where.path);
   description_ = fmt::format("safetensors {}{}: {} of {} tensors{} (F32 {}, F16 {}, BF16 {}) as bf16, {} bf16 elements",
-                             where.path, file_count(files), selected, total,
+                             where.path, file_count(files.size()), walk.selected, walk.total,
                              where.regex.empty() ? "" : fmt::format(" matching '{}'", where.regex), from_f32, from_f16,
                              from_bf16, size_ / 2);
 }
@@ -291,6 +307,44 @@ void DatasetReader::read(std::uint64_t offset, std::span<std::byte> out) const {
     offset += take;
     ++piece;
   }
+}
+
+TensorWalk for_each_tensor(std::string_view spec, const std::function<void(const StreamTensor&)>& visit) {
+  if (!spec.starts_with("safetensors:")) fail("not a safetensors data set (safetensors:PATH)");
+  const SafetensorsSpec where = parse_safetensors_spec(spec);
+  TensorWalk walk;
+  std::vector<std::string> first_names;
+  std::vector<std::byte> bf16;  // one tensor's bytes, the largest so far's capacity
+  for (const std::string& path : expand(where.path)) {
+    ++walk.files;
+    // Errors of the file name it; the visitor's own pass through as they are.
+    std::optional<ReadOnlyFile> file;
+    SafetensorsHeader header;
+    std::vector<std::pair<std::size_t, Source>> selected;
+    try {
+      file.emplace(path);
+      header = read_header(*file);
+      selected = select_tensors(header, where.regex, walk, first_names);
+    } catch (const Error& error) {
+      fail("safetensors '{}': {}", path, error.what());
+    }
+    for (const auto& [i, source] : selected) {
+      const SafetensorsTensor& tensor = header.tensors[i];
+      // The parser checked begin <= end <= the data section's size and the length against the shape.
+      bf16.resize((tensor.end - tensor.begin) / source_width(source) * 2);
+      try {
+        if (source == Source::bf16)
+          file->read_exactly(header.data_start + tensor.begin, bf16);
+        else if (!bf16.empty())
+          read_converted(*file, header.data_start + tensor.begin, source, 0, bf16);
+      } catch (const Error& error) {
+        fail("safetensors '{}': {}", path, error.what());
+      }
+      visit({.path = path, .entry = tensor, .bf16 = bf16});
+    }
+  }
+  check_selection(where.path, where.regex, walk, first_names);
+  return walk;
 }
 
 }  // namespace wirezip::datasets

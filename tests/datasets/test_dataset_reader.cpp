@@ -112,6 +112,32 @@ TEST_F(ReaderTest, ABadShardIsNamedAndReadsPastTheEndAreRefused) {
   EXPECT_THROW(reader.read(reader.size() - 1, two), wirezip::Error);
 }
 
+TEST_F(ReaderTest, TensorsOneAtATimeAreTheStreamInOrder) {
+  write("part-2.safetensors", mixed("y.", 7));
+  write("part-1.safetensors", mixed("x.", 3));
+  const std::string shards = "safetensors:" + (dir_ / "part-*.safetensors").string();
+  std::vector<std::string> names;
+  std::vector<std::byte> joined;
+  const wd::TensorWalk walk = wd::for_each_tensor(shards, [&](const wd::StreamTensor& t) {
+    names.push_back(t.path.substr(t.path.rfind('/') + 1) + ":" + std::string(t.entry.name));
+    joined.insert(joined.end(), t.bf16.begin(), t.bf16.end());
+  });
+  // File order within each shard (by data offset), shards sorted: the reader's stream, byte for byte.
+  EXPECT_EQ(names, (std::vector<std::string>{"part-1.safetensors:x.f", "part-1.safetensors:x.h", "part-1.safetensors:x.b",
+                                             "part-2.safetensors:y.f", "part-2.safetensors:y.h", "part-2.safetensors:y.b"}));
+  EXPECT_EQ(joined, wd::load_dataset(shards).bytes);
+  EXPECT_EQ(walk.files, 2u);
+  EXPECT_EQ(walk.selected, 6u);
+  EXPECT_EQ(walk.total, 6u);
+  // A regex one shard does not match selects from the other; one no shard matches is an error.
+  names.clear();
+  wd::for_each_tensor(shards + ":tensors=^y\\.h", [&](const wd::StreamTensor& t) { names.emplace_back(t.entry.name); });
+  EXPECT_EQ(names, std::vector<std::string>{"y.h"});
+  EXPECT_THROW(wd::for_each_tensor(shards + ":tensors=^z", [](const wd::StreamTensor&) {}), wirezip::Error);
+  EXPECT_THROW(wd::for_each_tensor("file:" + (dir_ / "part-1.safetensors").string(), [](const wd::StreamTensor&) {}),
+               wirezip::Error);
+}
+
 TEST_F(ReaderTest, AFileThatShrinksWhileOpenIsAnErrorNotGarbage) {
   const std::string path = write("raw.bf16", std::string(64, 'x'));
   const wd::DatasetReader reader("file:" + path);

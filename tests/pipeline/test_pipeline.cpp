@@ -190,6 +190,13 @@ TEST(Pipeline, StagesAloneAreMeasured) {
   EXPECT_GT(rates.link, 0);
   EXPECT_GT(rates.ratio, 1.3);  // bf16 weights under the best codec
   EXPECT_NO_THROW(run_once(*link.first, data.size(), config));  // the case was restored
+  // Local passes in batches of 3 chunks (the last partial chunk in a batch of its own): the same
+  // frames, so the same ratio and compressed bytes, as every chunk at once.
+  const StageRates batched = measure_stages(*link.first, data, config, 3 * config.chunk_bytes + 5);
+  EXPECT_GT(rates.compressed_bytes, 0u);
+  EXPECT_EQ(batched.compressed_bytes, rates.compressed_bytes);
+  EXPECT_EQ(batched.ratio, rates.ratio);
+  EXPECT_GT(batched.decompress, 0);
   receiver.stop();
 }
 

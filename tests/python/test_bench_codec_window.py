@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from bench_process import binary, one_line_error
-from test_per_tensor import tensors, write_safetensors
+from window_datasets import SHARD_COUNT, write_window_datasets
 
 BENCH = binary("bench_codec")
 EXACT = ["ratio", "compressed_bytes", "entropy_bound_ratio", "exponent_bound_ratio", "value_bound_ratio"]
@@ -27,21 +27,8 @@ class WindowEqualsWholeFile(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         tmp = cls.tmp.name
-        items = tensors()  # F32, F16 and BF16 tensors: 1059330 bf16 bytes, 130 chunks of 8 KiB
-        cls.model = os.path.join(tmp, "model.safetensors")
-        write_safetensors(cls.model, items)
-        # The shards: consecutive runs of tensors, each its own file, named in stream order.
-        names = list(items)
-        os.mkdir(os.path.join(tmp, "shards"))
-        cls.shard_count = 3
-        for s in range(cls.shard_count):
-            part = names[s * len(names) // cls.shard_count:(s + 1) * len(names) // cls.shard_count]
-            write_safetensors(os.path.join(tmp, "shards", f"model-{s + 1:05}-of-{cls.shard_count:05}.safetensors"),
-                              {n: items[n] for n in part})
-        cls.raw = os.path.join(tmp, "raw.bf16")
-        with open(cls.raw, "wb") as f:
-            f.write(b"\x12\x3c" * 12345 + bytes(range(256)) * 3010)  # 98 chunks, the last one partial
-        cls.specs = [f"safetensors:{cls.model}", f"safetensors:{tmp}/shards/*.safetensors", f"file:{cls.raw}"]
+        cls.shard_count = SHARD_COUNT
+        cls.specs = write_window_datasets(tmp)  # a file, its shards, a raw file: 130 chunks of 8 KiB and 98
         common = ["--codecs=bytegroup+huff", f"--datasets={','.join(cls.specs)}", "--chunks=8KiB", "--threads=1,2"]
         cls.whole_result, cls.whole = run_json(os.path.join(tmp, "whole.json"), *common, "--window=1GiB")
         cls.windowed_result, cls.windowed = run_json(os.path.join(tmp, "windowed.json"), *common, "--window=64KiB")
@@ -100,6 +87,37 @@ class WindowEqualsWholeFile(unittest.TestCase):
             self.assertGreater(int(report["context"]["max_rss_bytes"]), 0)
             for name, case in self.cases(report).items():
                 self.assertGreater(case["max_rss_bytes"], 0, name)
+
+
+class PerTensorShards(unittest.TestCase):
+    def per_tensor(self, tmp, spec):
+        out = os.path.join(tmp, "per_tensor.json")
+        result = subprocess.run([BENCH, "--per-tensor", f"--per-tensor-out={out}", "--codecs=bytegroup+huff,lz4",
+                                 f"--datasets={spec}", "--chunks=8KiB,64KiB"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out) as f:
+            return json.load(f)
+
+    def test_the_shards_records_are_those_of_the_file_they_were_split_from(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model, shards, _ = write_window_datasets(tmp)
+            whole, split = self.per_tensor(tmp, model), self.per_tensor(tmp, shards)
+        self.assertGreater(len(whole["tensors"]), 20)
+        strip = lambda records: [{k: v for k, v in r.items() if k != "dataset"} for r in records]
+        self.assertEqual(strip(whole["tensors"]), strip(split["tensors"]))  # every field, in the same order
+        self.assertEqual({r["dataset"] for r in split["tensors"]}, {shards})
+        self.assertEqual(whole["context"][f"dataset_sha256:{model}"], split["context"][f"dataset_sha256:{shards}"])
+        self.assertIn(f"({SHARD_COUNT} files)", split["context"][f"dataset:{shards}"])
+
+    def test_a_regex_that_some_shards_do_not_match_selects_from_the_others(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model, shards, _ = write_window_datasets(tmp)
+            whole = self.per_tensor(tmp, model + ":tensors=lm_head|layers\\.0\\.")
+            split = self.per_tensor(tmp, shards + ":tensors=lm_head|layers\\.0\\.")
+        names = [r["name"] for r in split["tensors"]]
+        self.assertIn("lm_head.weight", names)
+        self.assertIn("layers.0.mlp.weight", names)
+        self.assertEqual([r["name"] for r in whole["tensors"]], names)
 
 
 class WindowUsage(unittest.TestCase):

@@ -9,16 +9,34 @@
 // file and this process only what it asked for.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "wirezip/datasets/safetensors.hpp"
+
 namespace wirezip::datasets {
 
 // The window a benchmark reads a file data set through unless told: min(1 GiB, physical memory / 8).
 std::uint64_t default_window_bytes();
+
+// One selected tensor of a safetensors data set, as for_each_tensor hands it over.
+struct StreamTensor {
+  const std::string& path;          // the file that holds it
+  const SafetensorsTensor& entry;   // name, dtype, shape: views valid during the call
+  std::span<const std::byte> bf16;  // its bytes, converted to bf16
+};
+// What a walk saw: files, the tensors it selected and all the tensors of its files.
+struct TensorWalk {
+  std::size_t files = 0, selected = 0, total = 0;
+};
+// Visits every tensor that safetensors:PATH[:tensors=REGEX] selects (PATH may be a glob), in the
+// order DatasetReader streams them, holding one file's header and one tensor's bytes at a time.
+// Throws wirezip::Error as DatasetReader does (naming the file), and what `visit` throws.
+TensorWalk for_each_tensor(std::string_view spec, const std::function<void(const StreamTensor&)>& visit);
 
 class DatasetReader {
  public:

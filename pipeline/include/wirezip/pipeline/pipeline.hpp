@@ -105,12 +105,16 @@ struct StageRates {
   double receiver_decompress = 0;  // on the receiver, one chunk at a time (a serial run)
   double link = 0;  // the link carrying this codec's compressed chunks, in original bytes
   double ratio = 1;
+  std::uint64_t compressed_bytes = 0;  // every chunk's frame (chunk headers not counted)
   double link_sender_cpu = 0;    // CPU seconds of this process while the link ran alone
   double link_receiver_cpu = 0;  // of the receiving process, as it reported
 };
 // Compresses and decompresses every chunk locally with `workers` threads (no link), runs the link
 // alone with the compressed sizes, and one serial run for the receiver's decoding rate (needs a
-// serving peer, after start_case).
-StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> data, const Config& config);
+// serving peer, after start_case). The local passes hold the frames and restored bytes of
+// `batch_bytes` at a time (rounded down to whole chunks, at least one; 0: all of `data`), so a
+// window of a large data set costs a batch of memory, not the window again twice.
+StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> data, const Config& config,
+                          std::size_t batch_bytes = 0);
 
 }  // namespace wirezip::pipeline
