@@ -170,7 +170,15 @@ class ReceiverRun {
 };
 
 void ReceiverRun::work() {
-  auto codec = case_.decode_spec_.make();
+  std::unique_ptr<codecs::Codec> codec;
+  try {
+    codec = case_.decode_spec_.make();
+  } catch (const std::exception& e) {  // out of this thread, it would end the process
+    std::lock_guard lock(error_mutex_);
+    if (!error_) error_ = ChunkError{wire::kMaxValue, fmt::format("making the decoder: {}", e.what())};
+    done_.close();
+    return;
+  }
   while (true) {
     std::optional<std::size_t> slot = todo_.pop(std::chrono::milliseconds(100));
     if (!slot) {
