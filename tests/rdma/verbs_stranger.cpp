@@ -89,7 +89,9 @@ int main(int argc, char** argv) {
   std::uint16_t port = 0;
   std::optional<std::uint64_t> silent_s;
   try {
-    port = static_cast<std::uint16_t>(number(argv[2]));
+    const std::uint64_t given_port = number(argv[2]);
+    if (given_port > 65535) throw wirezip::Error(fmt::format("PORT {} is over 65535", given_port));
+    port = static_cast<std::uint16_t>(given_port);
     options.buffer_bytes = number(argv[3]);
     count = number(argv[4]);
     const std::string_view last = argc == 6 ? argv[5] : "";
