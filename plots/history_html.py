@@ -127,7 +127,9 @@ def series_page(title, klass, metrics):
                           for i in marks)
         body.append(f"<p class='changes'>change points (e-divisive): {moved or 'none'}</p>")
         data.append({"canvas": f"chart{n}", "metric": metric, "points": points, "changes": marks})
-    payload = json.dumps(data).replace("</", "<\\/")
+    # No "<" at all inside the script element: "</script" would end it and "<!--<script" would make
+    # its own end tag text; \u003c reads back the same from JSON.
+    payload = json.dumps(data).replace("<", "\\u003c")
     body.append(f"<script id='series' type='application/json'>{payload}</script>")
     body.append("<script src='series.js'></script></body></html>\n")
     return "".join(body)

@@ -45,8 +45,9 @@ class ReceiverCase {
 
  private:
   friend class ReceiverRun;
-  // Decodes the chunk in `slot`; `index` is set as soon as its header names it.
-  void decode(codecs::Codec& codec, std::size_t slot, std::size_t& index);
+  // Decodes the chunk in `slot`; `index` is set as soon as its header names it. Returns the
+  // nanoseconds it spent checksumming (also added to hash_ns_, which other workers add to meanwhile).
+  std::int64_t decode(codecs::Codec& codec, std::size_t slot, std::size_t& index);
   void credit(std::size_t slot) {
     slot_busy_[slot] = false;
     const auto t0 = Clock::now();
@@ -79,7 +80,7 @@ class ReceiverCase {
   std::int64_t credit_ns_ = 0;
 };
 
-void ReceiverCase::decode(codecs::Codec& codec, std::size_t slot, std::size_t& index) {
+std::int64_t ReceiverCase::decode(codecs::Codec& codec, std::size_t slot, std::size_t& index) {
   const auto bytes = endpoint_.buffer().bytes();
   const auto in = bytes.subspan(slots_at_ + slot * slot_bytes_, slot_bytes_);
   const wire::ChunkHeader header = wire::read_header(in);
@@ -99,8 +100,10 @@ void ReceiverCase::decode(codecs::Codec& codec, std::size_t slot, std::size_t& i
   // the chunk again. Other codecs' chunks are hashed here.
   const auto t0 = Clock::now();
   const std::uint64_t checksum = frames_ ? codecs::read_frame_header(frame).checksum : wire::checksum(out);
-  hash_ns_ += nanoseconds_since(t0);
+  const std::int64_t hashed = nanoseconds_since(t0);
+  hash_ns_ += hashed;
   if (checksum != header.checksum) fail("chunk {}: checksum mismatch after decompression", header.index);
+  return hashed;
 }
 
 // The receiver's view of one run: arrivals taken, chunks completed and credited, the decoding
@@ -137,13 +140,12 @@ class ReceiverRun {
 
  private:
   void work();
-  // Decoding time without the checksum pass, which is counted on its own.
+  // Decoding time without this decode's checksum pass, which is counted on its own.
   void timed_decode(codecs::Codec& codec, std::size_t slot, std::size_t& index) {
-    const std::int64_t hashed_before = case_.hash_ns_;
     const std::uint64_t cpu0 = thread_cpu_ns();
     const auto t0 = Clock::now();
-    case_.decode(codec, slot, index);
-    busy_ns_ += nanoseconds_since(t0) - (case_.hash_ns_ - hashed_before);
+    const std::int64_t hashed = case_.decode(codec, slot, index);
+    busy_ns_ += nanoseconds_since(t0) - hashed;
     case_.decode_cpu_ns_ += static_cast<std::int64_t>(thread_cpu_ns() - cpu0);
   }
   void finish(const Decoded& decoded);
@@ -168,7 +170,15 @@ class ReceiverRun {
 };
 
 void ReceiverRun::work() {
-  auto codec = case_.decode_spec_.make();
+  std::unique_ptr<codecs::Codec> codec;
+  try {
+    codec = case_.decode_spec_.make();
+  } catch (const std::exception& e) {  // out of this thread, it would end the process
+    std::lock_guard lock(error_mutex_);
+    if (!error_) error_ = ChunkError{wire::kMaxValue, fmt::format("making the decoder: {}", e.what())};
+    done_.close();
+    return;
+  }
   while (true) {
     std::optional<std::size_t> slot = todo_.pop(std::chrono::milliseconds(100));
     if (!slot) {

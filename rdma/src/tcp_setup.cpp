@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/poll_wait.hpp"
 
 namespace wirezip::rdma::tcp {
 
@@ -20,13 +21,14 @@ std::optional<Authenticated> PendingSetups::next(Clock::time_point until) {
     expire(now);
     const bool taking = now < until;
     if (!taking && pending_.empty()) return std::nullopt;
-    auto wake = taking ? until : Clock::time_point::max();
-    for (const Pending& p : pending_) wake = std::min(wake, p.deadline);
+    const int wait = poll_timeout_ms(now,
+                                     earliest_deadline(taking ? until : Clock::time_point::max(), pending_,
+                                                       [](const Pending& p) { return p.deadline; }),
+                                     std::chrono::seconds(1));
     fds.clear();
     for (const Pending& p : pending_) fds.push_back({p.socket.fd(), POLLIN, 0});
     fds.push_back({listener_.fd(), static_cast<short>(taking ? POLLIN : 0), 0});
-    const auto wait = std::clamp(std::chrono::ceil<Millis>(wake - now), Millis(0), Millis(1000));
-    if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count())) < 0) {
+    if (::poll(fds.data(), fds.size(), wait) < 0) {
       if (errno == EINTR) continue;
       fail("poll: {}", std::strerror(errno));
     }

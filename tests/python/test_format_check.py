@@ -37,9 +37,22 @@ class FormatCheck(unittest.TestCase):
         self.git("add", "-A")
         self.git("commit", "-q", "-m", message)
 
-    def check(self, *args):
+    def check(self, *args, env=None):
         return subprocess.run([os.path.join(self.repo, "scripts", "format-check"), *args], capture_output=True,
-                              text=True, timeout=60)
+                              text=True, timeout=60, env=env)
+
+    def newer_git_clang_format(self):
+        """An environment whose git-clang-format exits 1 when its --diff is not empty, as LLVM 15 and
+        later do (llvm/llvm-project#54758); Debian 12's (14) exits 0 either way."""
+        bin_dir = tempfile.mkdtemp(prefix="wirezip-format-bin-")
+        self.addCleanup(shutil.rmtree, bin_dir)
+        real = shutil.which("git-clang-format")
+        wrapper = os.path.join(bin_dir, "git-clang-format")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nout=$("{real}" "$@") || exit $?\nprintf "%s\\n" "$out"\n'
+                    'case $out in *"diff --git"*) exit 1 ;; esac\n')
+        os.chmod(wrapper, 0o755)
+        return dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
 
     def test_a_branch_is_checked_against_its_merge_base_with_main(self):
         self.git("checkout", "-q", "-b", "topic")
@@ -59,6 +72,17 @@ class FormatCheck(unittest.TestCase):
         self.commit({"c.txt": "not C++\n"}, "a later commit that touches no C++")
         self.assertEqual(self.check().returncode, 0)
         self.assertEqual(self.check("HEAD~2").returncode, 1)  # an explicit base reaches further back
+
+    def test_a_git_clang_format_that_exits_1_on_a_diff_is_a_finding_not_a_failure(self):
+        env = self.newer_git_clang_format()
+        self.git("checkout", "-q", "-b", "topic")
+        self.commit({"a.cpp": GOOD}, "formatted")
+        self.assertEqual(self.check(env=env).returncode, 0)
+        self.commit({"b.hpp": BAD}, "not formatted")
+        result = self.check(env=env)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("b.hpp", result.stdout)
+        self.assertNotIn("failed", result.stderr)
 
     def test_uncommitted_lines_count_and_a_bad_base_is_usage(self):
         with open(os.path.join(self.repo, "a.cpp"), "a") as f:

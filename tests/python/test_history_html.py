@@ -2,6 +2,7 @@
 scripts/setup installs). The history holds a known step (-12% six runs before the newest), a flat
 case of another binary and a case whose newest run failed; the pages must show every case, the
 commit of the step, every run's point, and load without a console error."""
+import json
 import os
 import random
 import re
@@ -11,6 +12,8 @@ import tempfile
 import unittest
 
 from test_history import HistoryRun, entries, levels
+
+import history_html  # noqa: E402  (test_history put plots/ on the path)
 
 CHROMIUM = shutil.which("chromium")
 CHART_JS = "/usr/share/javascript/chart.js/chart.min.js"
@@ -111,6 +114,39 @@ class Dashboard(HistoryRun):
         marks = (red > 0.75) & (green < 0.15) & (blue < 0.15)  # change points, #d00
         self.assertGreater(line.sum(), 500, "no median line in the screenshot")
         self.assertGreater(marks.sum(), 20, "no change point marked in the screenshot")
+
+
+# Text from result files (case names, context values) that reads as markup: "<!--<script>" inside a
+# script element would turn the element's own </script> into text (the HTML tokenizer's "double
+# escaped" state), so the page's data would swallow the drawing script.
+HOSTILE_CASE = "codec/x<!--<script>/</script><b>/real_time"
+HOSTILE_HOST = "host <!--<script>"
+
+
+def hostile_pages():
+    points = [{"sha": f"sha{i}", "date": "2026-01-0%d" % (i + 1), "status": "ok", "reason": None,
+               "median": 100.0 + i, "min": 99.0 + i, "max": 101.0 + i, "context": [f"hostname: {HOSTILE_HOST}"]}
+              for i in range(3)]
+    return {("class<!--", HOSTILE_CASE): [("bytes_per_second", "higher", points, [1], ("same", ""))]}
+
+
+class MarkupInNames(unittest.TestCase):
+    def test_the_page_data_carries_no_markup_and_reads_back(self):
+        ((klass, case), charts), = hostile_pages().items()
+        page = history_html.series_page(case, klass, charts)
+        payload = re.search(r"<script id='series' type='application/json'>(.*?)</script>", page, re.S).group(1)
+        self.assertNotIn("<", payload)
+        data = json.loads(payload)
+        self.assertEqual(data[0]["points"][0]["context"], [f"hostname: {HOSTILE_HOST}"])
+
+    @unittest.skipUnless(CHROMIUM and os.path.isfile(CHART_JS), "needs Debian's chromium and libjs-chart.js")
+    def test_a_page_of_a_case_named_like_markup_draws(self):
+        with tempfile.TemporaryDirectory() as site:
+            self.assertEqual(history_html.write_site(site, hostile_pages(), CHART_JS), 1)
+            page = next(name for name in os.listdir(site) if name.endswith(".html") and name != "index.html")
+            dom, console = chromium("--dump-dom", "file://" + os.path.join(site, page))
+        self.assertEqual(console, [])
+        self.assertRegex(dom, r"<body[^>]*data-drawn=\"1\"")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -33,37 +34,43 @@ std::uint64_t number(const char* text) {
   return value;
 }
 
-// Attempt `index`: a set-up connection asking for `buffer_bytes`, held silent until `until`.
+// The silent attempts' shared state: output, and whether one failed (which ends every hold at once).
+struct Silence {
+  std::mutex mutex;
+  std::condition_variable failed_changed;
+  bool failed = false;
+};
+
+// Attempt `index`: a set-up connection asking for `buffer_bytes`, held silent until `until` or
+// until another attempt fails.
 void stay_silent(const std::string& host, std::uint16_t port, std::uint64_t buffer_bytes, std::uint64_t index,
-                 verbs::Clock::time_point until, std::mutex& out) {
+                 verbs::Clock::time_point until, Silence& silence) {
   const auto setup = verbs::open_silent_setup(host, port, buffer_bytes, verbs::Clock::now() + 60s);
-  {
-    const std::lock_guard lock(out);
-    fmt::print("verbs_stranger: attempt {}: challenged, staying silent\n", index + 1);
-    std::fflush(stdout);
-  }
-  std::this_thread::sleep_until(until);
+  std::unique_lock lock(silence.mutex);
+  fmt::print("verbs_stranger: attempt {}: challenged, staying silent\n", index + 1);
+  std::fflush(stdout);
+  silence.failed_changed.wait_until(lock, until, [&] { return silence.failed; });
 }
 
 // COUNT silent set-ups at once; see the header.
 int silent(const std::string& host, std::uint16_t port, std::uint64_t buffer_bytes, std::uint64_t count,
            std::chrono::seconds hold) {
   const auto until = verbs::Clock::now() + hold;
-  std::mutex out;
-  int status = 0;
+  Silence silence;
   std::vector<std::jthread> threads;
   for (std::uint64_t i = 0; i < count; ++i)
     threads.emplace_back([&, i] {
       try {
-        stay_silent(host, port, buffer_bytes, i, until, out);
-      } catch (const wirezip::Error& e) {
-        const std::lock_guard lock(out);
+        stay_silent(host, port, buffer_bytes, i, until, silence);
+      } catch (const std::exception& e) {
+        const std::lock_guard lock(silence.mutex);
         fmt::print("verbs_stranger: attempt {} failed before its challenge: {}\n", i + 1, e.what());
-        status = 1;
+        silence.failed = true;
+        silence.failed_changed.notify_all();
       }
     });
   threads.clear();  // joins
-  return status;
+  return silence.failed ? 1 : 0;
 }
 
 }  // namespace
@@ -82,7 +89,9 @@ int main(int argc, char** argv) {
   std::uint16_t port = 0;
   std::optional<std::uint64_t> silent_s;
   try {
-    port = static_cast<std::uint16_t>(number(argv[2]));
+    const std::uint64_t given_port = number(argv[2]);
+    if (given_port > 65535) throw wirezip::Error(fmt::format("PORT {} is over 65535", given_port));
+    port = static_cast<std::uint16_t>(given_port);
     options.buffer_bytes = number(argv[3]);
     count = number(argv[4]);
     const std::string_view last = argc == 6 ? argv[5] : "";

@@ -1,11 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <vector>
+
 #include "error_of.hpp"
 
 #include "wirezip/util/cpus.hpp"
 #include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
+#include "wirezip/util/poll_wait.hpp"
 #include "wirezip/util/size.hpp"
 #include "wirezip/util/spec.hpp"
 
@@ -143,6 +147,33 @@ TEST(EnumNames, AnUnknownNameIsOneLineListingTheValidForms) {
             "unknown fruit 'kiwi': valid forms are apple, pear, plum");
   EXPECT_EQ(testing::error_of([] { kFruitNames.parse(std::string(100, 'x')); }),
             "unknown fruit '" + std::string(80, 'x') + "...': valid forms are apple, pear, plum");
+}
+
+TEST(PollWait, WakesByTheEarliestDeadline) {
+  using Clock = std::chrono::steady_clock;
+  using std::chrono::milliseconds;
+  const Clock::time_point now{std::chrono::hours(1)};
+  const std::vector<milliseconds> later{milliseconds(700), milliseconds(250), milliseconds(900)};
+  const auto deadline_of = [&](milliseconds after) { return now + after; };
+  EXPECT_EQ(earliest_deadline(now + milliseconds(500), later, deadline_of), now + milliseconds(250));
+  EXPECT_EQ(earliest_deadline(now + milliseconds(100), later, deadline_of), now + milliseconds(100));
+  EXPECT_EQ(earliest_deadline(Clock::time_point::max(), std::vector<milliseconds>{}, deadline_of),
+            Clock::time_point::max());
+}
+
+TEST(PollWait, TimeoutIsRoundedUpZeroOncePastAndCapped) {
+  using Clock = std::chrono::steady_clock;
+  using namespace std::chrono;
+  const Clock::time_point now{hours(1)};
+  const milliseconds most(1000);
+  EXPECT_EQ(poll_timeout_ms(now, now + microseconds(1), most), 1);  // not 0: that would spin until then
+  EXPECT_EQ(poll_timeout_ms(now, now + microseconds(250500), most), 251);
+  EXPECT_EQ(poll_timeout_ms(now, now + milliseconds(250), most), 250);
+  EXPECT_EQ(poll_timeout_ms(now, now, most), 0);
+  EXPECT_EQ(poll_timeout_ms(now, now - seconds(5), most), 0);
+  EXPECT_EQ(poll_timeout_ms(now, now + milliseconds(1000), most), 1000);
+  EXPECT_EQ(poll_timeout_ms(now, now + hours(2), most), 1000);
+  EXPECT_EQ(poll_timeout_ms(now, Clock::time_point::max(), most), 1000);  // no deadline: look around anyway
 }
 
 }  // namespace
