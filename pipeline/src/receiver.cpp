@@ -17,7 +17,7 @@ namespace wirezip::pipeline {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::chrono::microseconds kWait{500};  // see sender.cpp
+constexpr std::chrono::microseconds kWait{500}, kIdleWait{20'000};  // see sender.cpp
 
 struct Decoded {
   std::size_t slot, index;
@@ -48,10 +48,16 @@ class ReceiverCase {
   // Decodes the chunk in `slot`; `index` is set as soon as its header names it. Returns the
   // nanoseconds it spent checksumming (also added to hash_ns_, which other workers add to meanwhile).
   std::int64_t decode(codecs::Codec& codec, std::size_t slot, std::size_t& index);
-  void credit(std::size_t slot) {
-    slot_busy_[slot] = false;
+  // A slot is done with: its credit goes with the next send_credits(), together with every other
+  // slot freed by then.
+  void credit(std::size_t slot) { credits_due_.push_back(slot); }
+  void send_credits() {
+    if (credits_due_.empty()) return;
     const auto t0 = Clock::now();
-    endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::credit, slot, 0));
+    for (const std::uint32_t imm : wire::credit_imms(credits_due_)) endpoint_.post_write(0, 0, 0, imm);
+    // Free for a new chunk only now: a chunk for a slot whose credit has not gone is the sender's error.
+    for (const std::size_t slot : credits_due_) slot_busy_[slot] = false;
+    credits_due_.clear();
     credit_ns_ += nanoseconds_since(t0);
   }
   void mark(std::size_t index) {
@@ -76,6 +82,7 @@ class ReceiverCase {
   const codecs::CodecSpec decode_spec_;  // the case's codec spec, with the receiver's decoder if it chose one
   const bool frames_;                    // its codec verifies each frame's checksum as it decodes
   std::vector<bool> seen_, slot_busy_;
+  std::vector<std::size_t> credits_due_;                     // slots done with, whose credits have not gone yet
   std::atomic<std::int64_t> hash_ns_{0}, decode_cpu_ns_{0};  // decoding workers add at once
   std::int64_t credit_ns_ = 0;
 };
@@ -117,6 +124,7 @@ class ReceiverRun {
         inline_decode_(config_.mode == Mode::serial || config_.workers == 1) {
     c.seen_.assign(c.chunks_, false);
     c.slot_busy_.assign(config_.depth, false);
+    c.credits_due_.clear();
     c.hash_ns_ = 0;
     c.decode_cpu_ns_ = 0;
     c.credit_ns_ = 0;
@@ -228,6 +236,9 @@ void ReceiverRun::handle(const rdma::Arrival& arrival) {
   } catch (const std::exception& e) {
     report_failure(index, e.what());
   }
+  // A decoded chunk's credit goes at once, before the next chunk's decoding could hold it back.
+  // Raw chunks cost nothing here: the credits of those that arrived together go together.
+  if (config_.mode != Mode::raw) case_.send_credits();
 }
 
 void ReceiverRun::finish(const Decoded& decoded) {
@@ -247,7 +258,8 @@ void ReceiverRun::step() {
   const bool arrivals_possible = arrived_ < case_.chunks_ && arrived_ - completed_ < window_;
   const auto t0 = Clock::now();
   if (arrivals_possible) {
-    auto first = case_.endpoint_.wait_arrival_for(kWait);
+    // Without decoding workers only the link can bring what comes next.
+    auto first = case_.endpoint_.wait_arrival_for(workers_.empty() ? kIdleWait : kWait);
     wait_ns_ += nanoseconds_since(t0);
     for (auto a = std::move(first); a; a = case_.endpoint_.poll_arrival()) handle(*a);
   } else {
@@ -256,6 +268,7 @@ void ReceiverRun::step() {
     if (decoded) finish(*decoded);
   }
   while (auto decoded = done_.try_pop()) finish(*decoded);
+  case_.send_credits();  // every slot the workers finished meanwhile, in as few messages as fit
   {
     std::lock_guard lock(error_mutex_);
     if (error_) report_failure(error_->index, error_->what);
@@ -284,6 +297,7 @@ void ReceiverRun::send_report() {
 void ReceiverCase::run(const rdma::Arrival& first) {
   ReceiverRun run(*this);
   run.handle(first);
+  send_credits();
   while (!run.complete()) run.step();
   run.send_report();
 }

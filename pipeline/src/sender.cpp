@@ -19,6 +19,9 @@ using Clock = std::chrono::steady_clock;
 // How long a wait for the next event blocks before the loop looks around again. Transports that can
 // block (tcp, mem) wake at once when an arrival comes, so this bounds latency only for missed cases.
 constexpr std::chrono::microseconds kWait{500};
+// The same where only the link can bring what comes next (a credit): waking up just to wait again
+// is a context switch per wait longer than kWait, and all it could notice is the run's timeout.
+constexpr std::chrono::microseconds kIdleWait{20'000};
 
 struct Finished {
   std::size_t slot, index, bytes;  // bytes: header + frame
@@ -82,7 +85,7 @@ class SenderRun {
   // Handles whatever the receiver sent; returns the slots it freed. Throws on a receiver failure
   // or when nothing has moved for the timeout (a slot that never comes back).
   template <typename OnCredit>
-  bool pump(OnCredit&& on_credit, std::chrono::microseconds wait = kWait) {
+  bool pump(OnCredit&& on_credit, std::chrono::microseconds wait = kIdleWait) {
     sample_link();
     bool any = false;
     const auto t0 = Clock::now();
@@ -92,15 +95,14 @@ class SenderRun {
       any = true;
       progress();
       switch (wire::kind_of(arrival->imm)) {
-        case wire::Kind::credit: {
-          const std::size_t s = wire::slot_of(arrival->imm);
-          if (s >= outstanding_.size() || !outstanding_[s])
-            fail("pipeline: the receiver sent a credit for slot {}, which is not out", s);
-          outstanding_[s] = false;
-          ++credits_;
-          on_credit(s);
+        case wire::Kind::credit:
+          for (const std::size_t s : wire::credited_slots(arrival->imm, outstanding_.size())) {
+            if (!outstanding_[s]) fail("pipeline: the receiver sent a credit for slot {}, which is not out", s);
+            outstanding_[s] = false;
+            ++credits_;
+            on_credit(s);
+          }
           break;
-        }
         case wire::Kind::finished:
           if (credits_ != chunks_ || finished_)
             fail("pipeline: the receiver said finished with {} of {} credits back", credits_, chunks_);

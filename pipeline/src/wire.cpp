@@ -34,6 +34,31 @@ Kind kind_of(std::uint32_t imm) { return static_cast<Kind>(imm >> 29); }
 std::size_t slot_of(std::uint32_t imm) { return (imm >> 21) & (kMaxSlots - 1); }
 std::size_t value_of(std::uint32_t imm) { return imm & kMaxValue; }
 
+std::vector<std::uint32_t> credit_imms(std::vector<std::size_t> slots) {
+  std::sort(slots.begin(), slots.end());
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < slots.size();) {
+    const std::size_t first = slots[i++];
+    std::size_t bits = 0;
+    for (; i < slots.size() && slots[i] - first < kCreditSpan; ++i) bits |= std::size_t{1} << (slots[i] - first - 1);
+    out.push_back(imm(Kind::credit, first, bits));
+  }
+  return out;
+}
+
+std::vector<std::size_t> credited_slots(std::uint32_t imm, std::size_t depth) {
+  const std::size_t first = slot_of(imm), bits = value_of(imm);
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < kCreditSpan; ++i) {
+    if (i > 0 && ((bits >> (i - 1)) & 1) == 0) continue;
+    if (first + i >= depth)
+      fail("credit (slot {}, value {:#x}) names slot {}, the case has {}", first, bits, first + i, depth);
+    out.push_back(first + i);
+  }
+  return out;
+}
+
 void write_header(const ChunkHeader& header, std::span<std::byte> out) {
   store_le<std::uint32_t>(out, 0, kChunkMagic);
   store_le<std::uint32_t>(out, 4, header.index);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "wirezip/pipeline/pipeline.hpp"
 
@@ -19,7 +20,7 @@ enum class Kind : std::uint32_t {
   chunk = 1,     // sender -> receiver: slot holds a chunk (raw: value is the chunk index)
   start = 2,     // sender -> receiver: with bytes, offset 0 holds a case record; without, a run
                  // begins: fill the destination with the pattern of seed `value`
-  credit = 3,    // receiver -> sender: slot is free again
+  credit = 3,    // receiver -> sender: slot is free again, and slot + 1 + i for each bit i of value
   finished = 4,  // receiver -> sender: run complete; the bytes are its RunReport
   failed = 5,    // receiver -> sender: a chunk failed; value = its index
   ready = 6,     // receiver -> sender: case record accepted, or destination filled
@@ -32,6 +33,14 @@ std::uint32_t imm(Kind kind, std::size_t slot, std::size_t value);
 Kind kind_of(std::uint32_t imm);
 std::size_t slot_of(std::uint32_t imm);
 std::size_t value_of(std::uint32_t imm);
+
+// Credits: one message frees every slot that is free at once, up to kCreditSpan of them in a row
+// starting at its slot (fewer messages, fewer wake-ups of the sender).
+inline constexpr std::size_t kCreditSpan = 22;  // the slot, plus one per bit of the value
+// The credit messages that free `slots` (each < kMaxSlots), in as few as a greedy fit allows.
+std::vector<std::uint32_t> credit_imms(std::vector<std::size_t> slots);
+// The sender's parser: the slots a credit frees, each within the case's `depth` slots.
+std::vector<std::size_t> credited_slots(std::uint32_t imm, std::size_t depth);
 
 // Leads each compressed slot: which chunk, its sizes, the codec, and a checksum of the original.
 struct ChunkHeader {

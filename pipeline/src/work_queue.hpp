@@ -23,12 +23,13 @@ class WorkQueue {
   std::optional<T> pop(std::chrono::microseconds timeout) {
     std::unique_lock lock(mutex_);
     changed_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); });
-    if (items_.empty() || closed_) return std::nullopt;
-    T item = std::move(items_.front());
-    items_.pop_front();
-    return item;
+    return take_locked();
   }
-  std::optional<T> try_pop() { return pop(std::chrono::microseconds(0)); }
+  // Without waiting: a timed wait on a deadline already past would still enter the kernel.
+  std::optional<T> try_pop() {
+    std::lock_guard lock(mutex_);
+    return take_locked();
+  }
   void close() {
     {
       std::lock_guard lock(mutex_);
@@ -42,6 +43,13 @@ class WorkQueue {
   }
 
  private:
+  std::optional<T> take_locked() {
+    if (items_.empty() || closed_) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    return item;
+  }
+
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<T> items_;

@@ -10,8 +10,9 @@ void check_range(std::string_view link, const char* side, std::size_t offset, st
 }
 
 template <typename Ready>
-void LinkState::wait(std::unique_lock<std::mutex>& lock, const char* what, Ready ready) {
-  const bool done = changed_.wait_for(lock, timeout_, [&] { return failure_ || ready(); });
+void LinkState::wait(std::condition_variable& changed, std::unique_lock<std::mutex>& lock, const char* what,
+                     Ready ready) {
+  const bool done = changed.wait_for(lock, timeout_, [&] { return failure_ || ready(); });
   if (ready()) return;  // it happened: a failure after it (the peer's ack, then its close) is for the next wait
   check_locked();
   if (!done) fail("{}: timed out after {} ms waiting for {}", name_, timeout_.count(), what);
@@ -31,7 +32,7 @@ void LinkState::complete_writes(std::size_t count) {
     if (before > 0 && in_flight_ == 0)
       busy_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy_since_).count();
   }
-  changed_.notify_all();
+  completed_.notify_all();
 }
 
 double LinkState::busy_seconds() const {
@@ -48,19 +49,19 @@ std::size_t LinkState::in_flight() const {
 
 void LinkState::wait_in_flight_at_most(std::size_t count) {
   std::unique_lock lock(mutex_);
-  wait(lock, "write completions", [&] { return in_flight_ <= count; });
+  wait(completed_, lock, "write completions", [&] { return in_flight_ <= count; });
 }
 
 void LinkState::push_arrival(const Arrival& arrival) {
+  bool flood = false;
   {
     std::lock_guard lock(mutex_);
-    if (arrivals_.size() >= kMaxQueuedArrivals) {
-      if (!failure_) failure_ = fmt::format("the peer sent over {} notifications nobody consumed (a flood)", kMaxQueuedArrivals);
-    } else {
-      arrivals_.push_back(arrival);
-    }
+    flood = arrivals_.size() >= kMaxQueuedArrivals;
+    if (!flood) arrivals_.push_back(arrival);
   }
-  changed_.notify_all();
+  if (flood)
+    return fail_link(fmt::format("the peer sent over {} notifications nobody consumed (a flood)", kMaxQueuedArrivals));
+  arrived_.notify_all();
 }
 
 void LinkState::heard() {
@@ -76,7 +77,7 @@ std::chrono::steady_clock::time_point LinkState::last_heard() const {
 Arrival LinkState::wait_arrival() {
   std::unique_lock lock(mutex_);
   // Arrivals that came before a failure are still delivered.
-  if (arrivals_.empty()) wait(lock, "an arrival from the peer", [&] { return !arrivals_.empty(); });
+  if (arrivals_.empty()) wait(arrived_, lock, "an arrival from the peer", [&] { return !arrivals_.empty(); });
   Arrival arrival = arrivals_.front();
   arrivals_.pop_front();
   return arrival;
@@ -84,7 +85,9 @@ Arrival LinkState::wait_arrival() {
 
 std::optional<Arrival> LinkState::wait_arrival_for(std::chrono::microseconds wait) {
   std::unique_lock lock(mutex_);
-  changed_.wait_for(lock, wait, [&] { return failure_ || !arrivals_.empty(); });
+  // A zero wait is a poll. A timed wait on a deadline already past would still enter the kernel,
+  // and register a waiter that every push meanwhile pays a wake-up for.
+  if (wait.count() > 0) arrived_.wait_for(lock, wait, [&] { return failure_ || !arrivals_.empty(); });
   return pop_locked();
 }
 
@@ -108,7 +111,8 @@ void LinkState::fail_link(const std::string& reason) {
     std::lock_guard lock(mutex_);
     if (!failure_) failure_ = reason;
   }
-  changed_.notify_all();
+  completed_.notify_all();
+  arrived_.notify_all();
 }
 
 void LinkState::check() const {

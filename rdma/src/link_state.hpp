@@ -1,7 +1,9 @@
 #pragma once
 // Internal: the bookkeeping the mem and tcp endpoints share. Writes in flight, arrivals queued,
 // and the link's failure: once failed (peer gone, protocol error), every wait throws its reason.
-// Every wait is bounded by the link's timeout.
+// Every wait is bounded by the link's timeout. Completions and arrivals wake only the threads
+// waiting for them (two condition variables): a completion of each write (an ack, a copy done)
+// must not wake a thread that waits for the peer's next message, once per chunk, for nothing.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -49,12 +51,13 @@ class LinkState {
   std::optional<Arrival> pop_locked();
   // Waits for `ready` under the lock; throws on failure or timeout, naming `what`.
   template <typename Ready>
-  void wait(std::unique_lock<std::mutex>& lock, const char* what, Ready ready);
+  void wait(std::condition_variable& changed, std::unique_lock<std::mutex>& lock, const char* what, Ready ready);
 
   const std::string name_;
   const std::chrono::milliseconds timeout_;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable completed_;  // in_flight_ went down (or the link failed)
+  std::condition_variable arrived_;    // an arrival was queued (or the link failed)
   std::size_t in_flight_ = 0;
   std::chrono::steady_clock::time_point busy_since_;
   double busy_seconds_ = 0;

@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -142,16 +143,38 @@ Socket connect_to(const std::string& host, std::uint16_t port, Millis timeout) {
   return socket;
 }
 
+// Both try the socket first and poll only when it would block: on a busy link the bytes or the
+// room are usually there already, and a poll before every call doubles the system calls.
 void send_all(const Socket& socket, std::span<const std::byte> bytes, Millis timeout) {
-  while (!bytes.empty()) {
-    if (poll_one(socket.fd(), POLLOUT, timeout) == 0)
-      fail("send: the peer took nothing for {} ms", timeout.count());
-    ssize_t n = ::send(socket.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      fail("send: {}", error_text());
+  send_all(socket, bytes, {}, timeout);
+}
+
+void send_all(const Socket& socket, std::span<const std::byte> head, std::span<const std::byte> body, Millis timeout) {
+  while (!head.empty() || !body.empty()) {
+    iovec parts[2] = {{const_cast<std::byte*>(head.data()), head.size()},
+                      {const_cast<std::byte*>(body.data()), body.size()}};
+    msghdr message{};
+    message.msg_iov = head.empty() ? parts + 1 : parts;
+    message.msg_iovlen = head.empty() ? 1 : 2;
+    const ssize_t n = ::sendmsg(socket.fd(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) {
+      const std::size_t sent = static_cast<std::size_t>(n), from_head = std::min(sent, head.size());
+      head = head.subspan(from_head);
+      body = body.subspan(sent - from_head);
+      continue;
     }
-    bytes = bytes.subspan(static_cast<std::size_t>(n));
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) fail("send: {}", error_text());
+    if (poll_one(socket.fd(), POLLOUT, timeout) == 0) fail("send: the peer took nothing for {} ms", timeout.count());
+  }
+}
+
+std::size_t send_some(const Socket& socket, std::span<const std::byte> bytes) {
+  while (true) {
+    const ssize_t n = ::send(socket.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    if (errno != EINTR) fail("send: {}", error_text());
   }
 }
 
@@ -160,27 +183,26 @@ bool recv_all(const Socket& socket, std::span<std::byte> bytes, Millis timeout, 
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!bytes.empty()) {
     if (stop.stop_requested()) fail("recv: stopped");
+    const ssize_t n = ::recv(socket.fd(), bytes.data(), bytes.size(), MSG_DONTWAIT);
+    if (n == 0) {
+      if (bytes.size() == wanted) return false;
+      fail("recv: the peer closed the connection in the middle of a message");
+    }
+    if (n > 0) {
+      bytes = bytes.subspan(static_cast<std::size_t>(n));
+      deadline = std::chrono::steady_clock::now() + timeout;
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) fail("recv: {}", error_text());
     if (poll_one(socket.fd(), POLLIN, std::min(kSlice, timeout)) == 0) {
       // Idle between messages is fine; a message that stops half way is not.
       if (bytes.size() == wanted && stop.stop_possible()) {
         deadline = std::chrono::steady_clock::now() + timeout;
         continue;
       }
-      if (std::chrono::steady_clock::now() > deadline)
-        fail("recv: no data from the peer for {} ms", timeout.count());
-      continue;
+      if (std::chrono::steady_clock::now() > deadline) fail("recv: no data from the peer for {} ms", timeout.count());
     }
-    ssize_t n = ::recv(socket.fd(), bytes.data(), bytes.size(), MSG_DONTWAIT);
-    if (n == 0) {
-      if (bytes.size() == wanted) return false;
-      fail("recv: the peer closed the connection in the middle of a message");
-    }
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      fail("recv: {}", error_text());
-    }
-    bytes = bytes.subspan(static_cast<std::size_t>(n));
-    deadline = std::chrono::steady_clock::now() + timeout;
   }
   return true;
 }

@@ -43,6 +43,11 @@ Socket connect_to(const std::string& host, std::uint16_t port, Millis timeout);
 
 // Sends all bytes; a peer that stops reading for `timeout` is an error.
 void send_all(const Socket& socket, std::span<const std::byte> bytes, Millis timeout);
+// The same for `head` then `body`, gathered: one system call and no segment of the header alone
+// (which would wake the peer's reader once for it and again for the body).
+void send_all(const Socket& socket, std::span<const std::byte> head, std::span<const std::byte> body, Millis timeout);
+// Sends what the socket takes now, without waiting; returns how many bytes (0 when it is full).
+std::size_t send_some(const Socket& socket, std::span<const std::byte> bytes);
 // Receives exactly bytes.size(). Returns false on a clean end of stream before the first byte;
 // throws on an error, an end of stream mid-message, or no progress for `timeout` once the message
 // has begun. Without a stop token, waiting for the first byte is bounded by `timeout` too; with

@@ -1,6 +1,8 @@
 // The tcp transport: one-sided writes emulated over a stream. Each endpoint has a reader thread
 // that places incoming writes straight into its buffer and acknowledges them, and a writer thread
-// that alone sends on the socket, so neither side ever waits on the other's reader (no deadlock).
+// that sends whatever has to wait for room on the socket, so neither side ever waits on the other's
+// reader (no deadlock). A frame without payload (an ack, a credit's notify) with nothing ahead of it
+// goes from the thread that has it, if the socket takes it now: no wake-up of the writer for it.
 // Everything the reader takes from the peer goes through tcp_frames.hpp's decoder and the range
 // and count checks here; a violation fails the link, never the process.
 #include <atomic>
@@ -27,6 +29,8 @@ constexpr std::size_t kMaxQueued = 2 * kMaxDepth + 64;
 struct Outgoing {
   Header header;
   const std::byte* payload = nullptr;  // into our registered buffer; stays valid while we live
+  std::size_t header_sent = 0;         // bytes of the header already on the socket (begun by enqueue)
+  std::size_t payload_bytes() const { return payload ? header.length : 0; }
 };
 
 class TcpEndpoint final : public Endpoint {
@@ -72,7 +76,7 @@ class TcpEndpoint final : public Endpoint {
   std::mutex out_mutex_;
   std::condition_variable_any out_ready_;
   std::deque<Outgoing> out_;
-  bool sending_ = false;  // the writer holds a frame it took from out_ and has not sent yet
+  bool sending_ = false;  // a thread (the writer, or one in enqueue) owns the socket's sending side
 
   std::mutex read_mutex_;    // one verification read at a time
   std::mutex target_mutex_;  // held by the reader while it writes into read_target_
@@ -163,13 +167,37 @@ void TcpEndpoint::abandon_read(const std::string& reason) {
 }
 
 void TcpEndpoint::enqueue(const Outgoing& frame) {
-  {
-    std::lock_guard lock(out_mutex_);
-    if (out_.size() >= kMaxQueued)
-      fail("tcp link: the peer does not read what it asks for ({} frames queued for it)", out_.size());
+  std::unique_lock lock(out_mutex_);
+  if (out_.size() >= kMaxQueued)
+    fail("tcp link: the peer does not read what it asks for ({} frames queued for it)", out_.size());
+  if (frame.payload_bytes() > 0 || !out_.empty() || sending_) {
     out_.push_back(frame);
+    lock.unlock();
+    out_ready_.notify_one();
+    return;
   }
-  out_ready_.notify_one();
+  // Nothing ahead of it and only a header to send: this thread sends it, without waiting for room.
+  sending_ = true;
+  lock.unlock();
+  const auto header = encode(frame.header);
+  std::size_t sent = 0;
+  bool broken = false;
+  try {
+    sent = send_some(socket_, header);
+  } catch (const std::exception& e) {
+    state_.fail_link(e.what());  // as when the writer's send fails: every wait now says why
+    broken = true;
+  }
+  lock.lock();
+  sending_ = false;
+  if (sent < header.size() && !broken) {
+    Outgoing rest = frame;
+    rest.header_sent = sent;
+    out_.push_front(rest);  // the socket was full: the writer finishes it, before anything queued since
+  }
+  const bool more = !out_.empty();
+  lock.unlock();
+  if (more) out_ready_.notify_one();
 }
 
 void TcpEndpoint::write_loop(std::stop_token stop) {
@@ -178,13 +206,14 @@ void TcpEndpoint::write_loop(std::stop_token stop) {
       Outgoing frame;
       {
         std::unique_lock lock(out_mutex_);
-        if (!out_ready_.wait(lock, stop, [&] { return !out_.empty(); })) return;
+        if (!out_ready_.wait(lock, stop, [&] { return !out_.empty() && !sending_; })) return;
         frame = out_.front();
         out_.pop_front();
         sending_ = true;
       }
-      send_all(socket_, encode(frame.header), state_.timeout());
-      if (frame.payload) send_all(socket_, {frame.payload, frame.header.length}, state_.timeout());
+      const auto header = encode(frame.header);
+      send_all(socket_, std::span(header).subspan(frame.header_sent), {frame.payload, frame.payload_bytes()},
+               state_.timeout());
       std::lock_guard lock(out_mutex_);
       sending_ = false;
     }

@@ -1,5 +1,5 @@
-// libFuzzer target: the pipeline receiver as a sender's bytes reach it (and the sender's parser of
-// the run report a receiver sends back). A real receiver serves a
+// libFuzzer target: the pipeline receiver as a sender's bytes reach it (and the sender's parsers of
+// the run report and the credits a receiver sends back). A real receiver serves a
 // mem link; the input is a case record (whose fields the fuzzer chooses) or, after a valid case,
 // the content of a slot (chunk header and frame) plus the immediate that announces it. The
 // receiver must refuse the case, fail the chunk with a reason, or decode it; never crash or write
@@ -20,6 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
   try {  // the sender's parser of the receiver's run report, on the same bytes
     pipeline::wire::read_report(in.subspan(1), 40 << 10, data[0] & 1);
+  } catch (const Error&) {
+  }
+  try {  // and its parser of a credit: bytes 1..4 the immediate, byte 0 the case's depth
+    std::uint32_t credit = 0;
+    std::memcpy(&credit, data + 1, 4);
+    for (const std::size_t slot : pipeline::wire::credited_slots(credit, 1 + data[0]))
+      if (slot > data[0]) __builtin_trap();  // a slot outside the case passed the parser
   } catch (const Error&) {
   }
   static const codecs::CodecSpec kCodecs[] = {codecs::parse_codec_spec("memcpy"), codecs::parse_codec_spec("lz4"),

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 #include "../../pipeline/src/wire.hpp"
 #include "wirezip/datasets/dataset.hpp"
@@ -169,6 +170,28 @@ TEST(Pipeline, AChunkWhoseHeaderChecksumDiffersFromItsFrameIsRefused) {
     FAIL() << "the receiver did not report the failure";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+  }
+}
+
+// Credits for several slots come in one message; the sender takes one only if every slot it names
+// is the case's.
+TEST(Pipeline, ACreditNamingASlotOutsideTheCaseIsRefused) {
+  const auto data = test_data();
+  const Config config{Mode::raw, parse_codec_spec("memcpy"), 256 << 10, 2, 1, 2000ms};
+  rdma::LinkPair link = make_link(rdma::TransportKind::mem, config, data);
+  // A receiver that answers the first chunk with a credit for slot 0 and, by bit 3 of its value, slot 4.
+  std::jthread peer([&] {
+    try {
+      link.second->wait_arrival();
+      link.second->post_write(0, 0, 0, wire::imm(wire::Kind::credit, 0, 0b1000));
+    } catch (const Error&) {
+    }
+  });
+  try {
+    run_once(*link.first, data.size(), config);
+    FAIL() << "a credit for slot 4 of 2 was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("names slot 4"), std::string::npos) << e.what();
   }
 }
 

@@ -1,5 +1,5 @@
-// The pipeline's wire as a receiver and a sender meet it from a peer: case records, run reports
-// and sizes, each field checked against the reading side's limits with overflow-checked sizes.
+// The pipeline's wire as a receiver and a sender meet it from a peer: case records, run reports,
+// credits and sizes, each field checked against the reading side's limits with overflow-checked sizes.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -108,6 +108,33 @@ TEST(RunReport, MustAccountForTheWholeRun) {
   EXPECT_THROW(wire::read_report(bytes, 1000, true), Error);  // raw runs decode nothing
   bytes[0] = std::byte{0};
   EXPECT_THROW(wire::read_report(bytes, 1000, false), Error);
+}
+
+TEST(Credits, SlotsFreedTogetherGoInFewMessagesAndParseBack) {
+  // 0 covers 3, 5 and 21 (within its span); 22 starts a message of its own and covers 30; 255 alone.
+  const std::vector<std::uint32_t> imms = wire::credit_imms({30, 5, 0, 255, 21, 3, 22});
+  ASSERT_EQ(imms.size(), 3u);
+  std::vector<std::size_t> freed;
+  for (const std::uint32_t imm : imms) {
+    EXPECT_EQ(wire::kind_of(imm), wire::Kind::credit);
+    for (const std::size_t slot : wire::credited_slots(imm, wire::kMaxSlots)) freed.push_back(slot);
+  }
+  EXPECT_EQ(freed, (std::vector<std::size_t>{0, 3, 5, 21, 22, 30, 255}));
+  // One slot alone is the plain credit: its slot, value 0.
+  EXPECT_EQ(wire::credit_imms({7}), std::vector<std::uint32_t>{wire::imm(wire::Kind::credit, 7, 0)});
+}
+
+TEST(Credits, ASlotOutsideTheCaseIsNamed) {
+  for (const std::uint32_t imm : {wire::imm(wire::Kind::credit, 4, 0), wire::imm(wire::Kind::credit, 2, 0b100),
+                                  wire::imm(wire::Kind::credit, 0, wire::kMaxValue)}) {
+    try {
+      wire::credited_slots(imm, 4);
+      ADD_FAILURE() << "accepted a credit " << std::hex << imm << " beyond 4 slots";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("names slot"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(wire::credited_slots(wire::imm(wire::Kind::credit, 1, 0b11), 4), (std::vector<std::size_t>{1, 2, 3}));
 }
 
 TEST(Pattern, DiffersPerSeedAndCoversOddLengths) {
