@@ -53,7 +53,8 @@ std::vector<std::size_t> credited_slots(std::uint32_t imm, std::size_t depth) {
   for (std::size_t i = 0; i < kCreditSpan; ++i) {
     if (i > 0 && ((bits >> (i - 1)) & 1) == 0) continue;
     if (first + i >= depth)
-      fail("credit (slot {}, value {:#x}) names slot {}, the case has {}", first, bits, first + i, depth);
+      fail("the receiver's credit (slot {}, value {:#x}) names slot {}, past the case's {} slots", first, bits,
+           first + i, depth);
     out.push_back(first + i);
   }
   return out;
