@@ -11,7 +11,8 @@ log-ratios, Holm-corrected over the cases) is explained in plots/paired.py; the 
 are plots/ab_rounds.py.
 
 Sides: --build-a/--build-b (two build directories), --rev-a/--rev-b (two git revisions, built
-here), --codec-a/--codec-b (two codec specs, one build), --peer-a/--peer-b (two servers).
+here), --codec-a/--codec-b (two codec specs, one build), --flags-a/--flags-b (two sets of the
+binary's flags, one build: a window or page policy against another), --peer-a/--peer-b (two servers).
 Everything after `--` goes to the benchmark binary on both sides. Output in --out: a.json and
 b.json (each a Google Benchmark JSON whose rows carry ab_side and ab_round; `scripts/compare
 a.json b.json` then uses the paired statistics too) and ab.json (both sides' rows and the
@@ -51,9 +52,11 @@ def parse_args(argv):
         p.add_argument(f"--build-{side}", metavar="DIR", help=f"build directory of side {side.upper()}")
         p.add_argument(f"--rev-{side}", metavar="REV", help=f"git revision of side {side.upper()} (built here)")
         p.add_argument(f"--codec-{side}", metavar="SPEC", help=f"codec spec of side {side.upper()}")
+        p.add_argument(f"--flags-{side}", metavar="FLAGS",
+                       help=f"flags only side {side.upper()} runs with, on one build (shell words)")
         p.add_argument(f"--peer-{side}", metavar="HOST:PORT", help=f"server of side {side.upper()}")
     p.add_argument("--build", default=os.path.join(paired_repo(), "build"),
-                   help="the build of --codec-X / --peer-X runs (default: build/ of this checkout)")
+                   help="the build of --codec-X / --flags-X / --peer-X runs (default: build/ of this checkout)")
     p.add_argument("--cases", default="gated", choices=("gated", "all"),
                    help="bench_codec without --codecs/--datasets/--chunks after --: the gated set (default; "
                         "docs/GATE.md) or all: the binary's own defaults")
@@ -104,12 +107,10 @@ def parse_metric_list(text, bench):
     return out
 
 
-def gated_args(args, kind):
+def gated_args(args, sides=()):
     """The flags after -- plus the gated set's flags the user did not give (--cases=gated). A
-    --codec-a/--codec-b pair brings its own --codecs."""
-    given = {flag.split("=")[0] for flag in args.bench_args}
-    if kind == "codec":
-        given.add("--codecs")
+    --codec-a/--codec-b pair brings its own --codecs, a --flags-a/--flags-b pair its own flags."""
+    given = {flag.split("=")[0] for flag in args.bench_args + [f for side in sides for f in side["flags"]]}
     extra = GATED_FLAGS.get(args.bench, {}) if args.cases == "gated" else {}
     return list(args.bench_args) + [f"{flag}={value}" for flag, value in extra.items() if flag not in given]
 
@@ -141,7 +142,11 @@ def run_ab(args, log=print):
         if flag.split("=")[0] in OWN_FLAGS:
             raise BadInput(f"{flag.split('=')[0]} is set by scripts/ab (one repetition per run, its own JSON)")
     kind, sides = make_sides(args, log)
-    args.bench_args = gated_args(args, kind)
+    for side in sides:
+        for flag in side["flags"]:
+            if flag.split("=")[0] in OWN_FLAGS:
+                raise BadInput(f"{flag.split('=')[0]} is set by scripts/ab (one repetition per run, its own JSON)")
+    args.bench_args = gated_args(args, sides)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
     log(f"ab: {args.bench}, {kind} A={sides[0]['label']} B={sides[1]['label']}, {args.rounds} rounds, seed {seed}")
     started = time.monotonic()

@@ -1,8 +1,9 @@
 """The two sides of an A/B run: which binary and which extra flags each side runs with, from two
 build directories, two git revisions (built here into worktrees of their own), two codec specs on
-one build, or two servers (--peer). A side is {"label", "command": [argv prefix], "rename"}: rename
+one build, two sets of flags on one build (--flags), or two servers (--peer). A side is {"label", "command": [argv prefix], "rename"}: rename
 maps a case name of that side to the name both sides share (codec specs differ in case names)."""
 import os
+import shlex
 import shutil
 import subprocess
 
@@ -81,11 +82,11 @@ def same(name):
 
 def make_sides(args, log=print):
     """The two sides from the parsed flags; raises BadInput for a missing, doubled or mismatched pair."""
-    pairs = {k: (getattr(args, f"{k}_a"), getattr(args, f"{k}_b")) for k in ("build", "rev", "codec", "peer")}
+    pairs = {k: (getattr(args, f"{k}_a"), getattr(args, f"{k}_b")) for k in ("build", "rev", "codec", "flags", "peer")}
     given = [k for k, (a, b) in pairs.items() if a or b]
     if len(given) != 1:
-        raise BadInput("give exactly one pair: --build-a/--build-b, --rev-a/--rev-b, --codec-a/--codec-b "
-                       f"or --peer-a/--peer-b (got {', '.join(given) or 'none'})")
+        raise BadInput("give exactly one pair: --build-a/--build-b, --rev-a/--rev-b, --codec-a/--codec-b, "
+                       f"--flags-a/--flags-b or --peer-a/--peer-b (got {', '.join(given) or 'none'})")
     kind = given[0]
     a, b = pairs[kind]
     if not (a and b):
@@ -101,6 +102,10 @@ def make_sides(args, log=print):
         for rev in (a, b):
             binary, sha = build_revision(rev, args.bench, args, log)
             sides.append({"label": f"{rev} ({sha})", "binary": binary, "flags": [], "rename": same})
+    elif kind == "flags":
+        flags = [side_flags(a, "a"), side_flags(b, "b")]
+        binary = binary_in(args.build, args.bench)
+        sides = [{"label": text, "binary": binary, "flags": words, "rename": same} for text, words in zip((a, b), flags)]
     elif kind == "codec":
         binary = binary_in(args.build, args.bench)
         sides = [{"label": spec, "binary": binary, "flags": [f"--codecs={spec}"], "rename": codec_rename(spec)}
@@ -113,6 +118,17 @@ def make_sides(args, log=print):
         side["name"] = name
         side["command"] = mpi_prefix(args) + [side["binary"]] + side["flags"]
     return kind, sides
+
+
+def side_flags(text, side):
+    """The shell words of --flags-X: flags of the benchmark binary that only this side runs with."""
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        raise BadInput(f"--flags-{side}: {e}") from None
+    if not all(word.startswith("--") for word in words):
+        raise BadInput(f"--flags-{side}: every word must be a --flag of the benchmark binary (got '{text}')")
+    return words
 
 
 def mpi_prefix(args):

@@ -172,15 +172,32 @@ class Defaults(unittest.TestCase):
 
     def test_the_gated_set_fills_only_the_flags_not_given(self):
         args = ab.parse_args(["--", "--datasets=synthetic:weights:size=64KiB", "--benchmark_filter=compress"])
-        flags = ab.gated_args(args, "build")
+        flags = ab.gated_args(args)
         self.assertEqual(flags[:2], ["--datasets=synthetic:weights:size=64KiB", "--benchmark_filter=compress"])
         self.assertEqual(sorted(f.split("=")[0] for f in flags), ["--benchmark_filter", "--chunks", "--codecs",
                                                                   "--datasets"])
         self.assertIn("--codecs=bytegroup:split=exponent+huff,bytegroup+lz4", flags)
-        # A codec pair brings its own --codecs; --cases=all and the other binaries add nothing.
-        self.assertFalse(any(f.startswith("--codecs") for f in ab.gated_args(args, "codec")))
-        self.assertEqual(ab.gated_args(ab.parse_args(["--cases=all"]), "build"), [])
-        self.assertEqual(ab.gated_args(ab.parse_args(["--bench=bench_rdma"]), "build"), [])
+        # A side's own flags (a codec pair's --codecs, a flags pair's) are not filled in; --cases=all and
+        # the other binaries add nothing.
+        codec_sides = [{"flags": ["--codecs=memcpy"]}, {"flags": ["--codecs=lz4"]}]
+        self.assertFalse(any(f.startswith("--codecs") for f in ab.gated_args(args, codec_sides)))
+        flag_sides = [{"flags": ["--chunks=64KiB", "--window=1MiB"]}, {"flags": ["--window=2MiB"]}]
+        self.assertFalse(any(f.startswith("--chunks") for f in ab.gated_args(args, flag_sides)))
+        self.assertEqual(ab.gated_args(ab.parse_args(["--cases=all"])), [])
+        self.assertEqual(ab.gated_args(ab.parse_args(["--bench=bench_rdma"])), [])
+
+    def test_flag_pairs_split_into_words_and_refuse_what_is_not_a_flag(self):
+        args = ab.parse_args(["--flags-a=--window=1MiB --threads=1", "--flags-b=--window='2 MiB'",
+                              f"--build={os.path.dirname(os.path.abspath(BIN))}"])
+        if os.path.exists(os.path.join(BIN, "bench_codec")):
+            kind, sides = ab.make_sides(args, log=lambda *_: None)
+            self.assertEqual(kind, "flags")
+            self.assertEqual([s["flags"] for s in sides], [["--window=1MiB", "--threads=1"], ["--window=2 MiB"]])
+        for bad, reason in (("--flags-a=window=1MiB", "every word must be a --flag"),
+                            ("--flags-a=--window='1MiB", "No closing quotation")):
+            with self.assertRaisesRegex(ab.BadInput, reason):
+                ab.make_sides(ab.parse_args([bad, "--flags-b=--window=2MiB",
+                                             f"--build={os.path.dirname(os.path.abspath(BIN))}"]))
 
 
 class Calibration(unittest.TestCase):
