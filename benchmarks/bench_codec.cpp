@@ -90,11 +90,11 @@ void print_codec_list() {
 
 // --per-tensor: the records of every tensor, as JSON to `out` ("-": stdout), each written as it is
 // made; no timed cases.
-int run_per_tensor(const Config& config, const std::string& out, int argc, char** argv) {
+int run_per_tensor(const Config& config, std::uint64_t window, const std::string& out, int argc, char** argv) {
   harness::check_per_tensor_datasets(config.datasets);
   std::vector<std::string> args(argv, argv + argc);
   const nlohmann::json context = {{"argv", fmt::format("{}", fmt::join(args, " "))}};
-  const harness::PerTensorConfig per_tensor{config.codecs, config.chunks, config.datasets};
+  const harness::PerTensorConfig per_tensor{config.codecs, config.chunks, config.datasets, window};
   if (out == "-") {
     harness::write_per_tensor_records(per_tensor, context, std::cout);
     return 0;
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
     std::deque<harness::RunDataset> data;  // deque: cases keep pointers to its elements
     Config config = parse_config(codec_list, dataset_list, chunk_list, thread_list, cpu_list, per_tensor);
     const std::uint64_t window = harness::window_from_flag(window_text);
-    if (per_tensor) return run_per_tensor(config, per_tensor_out, argc, argv);
+    if (per_tensor) return run_per_tensor(config, window, per_tensor_out, argc, argv);
     for (const std::string& spec : config.datasets) data.push_back(harness::load_run_dataset(spec, window, config.chunks));
     harness::add_host_context(argc, argv);
     harness::add_memory_context(window);  // the peak so far: loading the data sets, and the pass over windowed ones

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <ostream>
 
 #include "context.hpp"
@@ -42,22 +43,45 @@ SafetensorsSpec parse_safetensors_spec(const std::string& spec) {
 // A bound or ratio as JSON: null where it is not a finite number.
 json finite_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
-// Compresses the tensor chunk by chunk and restores every chunk; returns the compressed bytes.
-std::uint64_t compressed_size(codecs::Codec& codec, std::span<const std::byte> tensor, std::size_t chunk,
-                              std::vector<std::byte>& frame, std::vector<std::byte>& restored) {
+// Compresses a piece of a tensor (starting at byte `offset` of it) chunk by chunk and restores every
+// chunk; returns the compressed bytes.
+std::uint64_t compressed_size(codecs::Codec& codec, std::span<const std::byte> piece, std::uint64_t offset,
+                              std::size_t chunk, std::vector<std::byte>& frame, std::vector<std::byte>& restored) {
   std::uint64_t total = 0;
-  for (std::size_t at = 0; at < tensor.size(); at += chunk) {
-    const auto piece = tensor.subspan(at, std::min(chunk, tensor.size() - at));
-    frame.resize(codec.max_compressed_size(piece.size()));
-    const std::size_t size = codec.compress(piece, frame);
-    restored.resize(piece.size());
+  for (std::size_t at = 0; at < piece.size(); at += chunk) {
+    const auto data = piece.subspan(at, std::min(chunk, piece.size() - at));
+    frame.resize(codec.max_compressed_size(data.size()));
+    const std::size_t size = codec.compress(data, frame);
+    restored.resize(data.size());
     codec.decompress(std::span(frame).first(size), restored);
-    if (!std::equal(piece.begin(), piece.end(), restored.begin()))
-      fail("{}: round trip mismatch in the chunk at byte {} of a tensor", codec.spec(), at);
+    if (!std::equal(data.begin(), data.end(), restored.begin()))
+      fail("{}: round trip mismatch in the chunk at byte {} of a tensor", codec.spec(), offset + at);
     total += size;
   }
   return total;
 }
+
+// The piece a tensor is read in: the window rounded down to a whole number of every chunk size
+// (and of 2), but at least one of each, so every chunk lies in one piece and the figures are those
+// of the whole tensor.
+std::uint64_t piece_bytes(const PerTensorConfig& config) {
+  std::uint64_t unit = 2;
+  for (std::uint64_t chunk : config.chunks)
+    unit = checked_mul(unit / std::gcd(unit, chunk), chunk, "the least common multiple of the chunk sizes");
+  return std::max(unit, config.window_bytes / unit * unit);
+}
+
+// What the pieces of one tensor add up to, per chunk size: the bounds' coded bits and each codec's
+// compressed bytes.
+struct TensorTotals {
+  std::vector<double> plane_bits, byte_bits;
+  std::vector<std::vector<std::uint64_t>> compressed;  // [chunk][codec]
+  void clear(std::size_t chunks, std::size_t codecs) {
+    plane_bits.assign(chunks, 0);
+    byte_bits.assign(chunks, 0);
+    compressed.assign(chunks, std::vector<std::uint64_t>(codecs, 0));
+  }
+};
 
 // One record a line behind the previous one; a stream that cannot be written ends the run now,
 // not after millions of records.
@@ -84,38 +108,50 @@ json add_records(const PerTensorConfig& config, const std::string& spec, RecordW
   for (const codecs::CodecSpec& c : config.codecs) codecs.push_back(c.make());
   std::vector<std::byte> frame, restored;
   datasets::Sha256Stream digest;
-  const auto add_tensor = [&](const datasets::StreamTensor& tensor) {
-    std::uint64_t elements = 1;
-    json shape = json::array();
-    for (std::uint64_t d : tensor.entry.shape) {
-      elements = checked_mul(elements, d, "tensor elements");
-      shape.push_back(d);
-    }
+  TensorTotals totals;
+  const auto add_piece = [&](const datasets::StreamTensor& tensor) {
     const std::span<const std::byte> data = tensor.bf16;
-    if (checked_mul(elements, 2, "tensor bytes") != data.size())
-      fail("dataset '{}': tensor '{}' has {} elements in {} bf16 bytes", shown(spec), shown(tensor.entry.name), elements,
-           data.size());
+    if (tensor.offset == 0) {
+      std::uint64_t elements = 1;
+      for (std::uint64_t d : tensor.entry.shape) elements = checked_mul(elements, d, "tensor elements");
+      if (checked_mul(elements, 2, "tensor bytes") != tensor.bf16_bytes)
+        fail("dataset '{}': tensor '{}' has {} elements in {} bf16 bytes", shown(spec), shown(tensor.entry.name),
+             elements, tensor.bf16_bytes);
+      totals.clear(config.chunks.size(), codecs.size());
+    }
     digest.update(data);
-    for (std::uint64_t chunk : config.chunks) {
-      json record = {{"dataset", spec},
-                     {"name", tensor.entry.name},
-                     {"dtype", tensor.entry.dtype},
-                     {"shape", shape},
-                     {"elements", elements},
-                     {"bf16_bytes", data.size()},
-                     {"chunk", chunk},
-                     {"entropy_bound_ratio", finite_or_null(codecs::entropy_bound_ratio(data, 2, chunk))},
-                     {"entropy_bound_ratio_bytes", finite_or_null(codecs::entropy_bound_ratio(data, 1, chunk))}};
-      for (auto& codec : codecs) {
-        const std::uint64_t size = compressed_size(*codec, data, chunk, frame, restored);
-        record["codecs"][codec->spec()] = {
+    for (std::size_t i = 0; i < config.chunks.size(); ++i) {
+      codecs::add_entropy_bound_bits(data, 2, config.chunks[i], totals.plane_bits[i]);
+      codecs::add_entropy_bound_bits(data, 1, config.chunks[i], totals.byte_bits[i]);
+      for (std::size_t k = 0; k < codecs.size(); ++k)
+        totals.compressed[i][k] += compressed_size(*codecs[k], data, tensor.offset, config.chunks[i], frame, restored);
+    }
+    if (tensor.offset + data.size() < tensor.bf16_bytes) return;  // more pieces of this tensor to come
+    json shape = json::array();
+    for (std::uint64_t d : tensor.entry.shape) shape.push_back(d);
+    for (std::size_t i = 0; i < config.chunks.size(); ++i) {
+      json record = {
+          {"dataset", spec},
+          {"name", tensor.entry.name},
+          {"dtype", tensor.entry.dtype},
+          {"shape", shape},
+          {"elements", tensor.bf16_bytes / 2},
+          {"bf16_bytes", tensor.bf16_bytes},
+          {"chunk", config.chunks[i]},
+          {"entropy_bound_ratio", finite_or_null(codecs::bound_ratio_of_bits(tensor.bf16_bytes, totals.plane_bits[i]))},
+          {"entropy_bound_ratio_bytes",
+           finite_or_null(codecs::bound_ratio_of_bits(tensor.bf16_bytes, totals.byte_bits[i]))}};
+      for (std::size_t k = 0; k < codecs.size(); ++k) {
+        const std::uint64_t size = totals.compressed[i][k];
+        record["codecs"][codecs[k]->spec()] = {
             {"compressed_bytes", size},
-            {"ratio", size ? json(static_cast<double>(data.size()) / static_cast<double>(size)) : json(nullptr)}};
+            {"ratio", size ? json(static_cast<double>(tensor.bf16_bytes) / static_cast<double>(size)) : json(nullptr)}};
       }
       writer.write(record);
     }
   };
-  const datasets::TensorWalk walk = datasets::for_each_tensor(spec, add_tensor);  // its errors name the file
+  const datasets::TensorWalk walk =
+      datasets::for_each_tensor(spec, add_piece, piece_bytes(config));  // its errors name the file
   const std::string files = walk.files == 1 ? "" : fmt::format(" ({} files)", walk.files);
   return {{"dataset:" + spec,
            fmt::format("safetensors {}{}: {} of {} tensors as bf16", where.path, files, walk.selected, walk.total)},

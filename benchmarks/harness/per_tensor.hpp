@@ -2,7 +2,8 @@
 // bench_codec --per-tensor: where a checkpoint's ratio comes from. For each tensor of safetensors
 // data sets (PATH may be a glob over shards), each chunk size and each codec: the tensor cut into
 // chunks as the pipeline sends it, each compressed on its own and restored (verified), and the
-// order-0 bounds of the same chunks. Tensors are read one at a time (datasets::for_each_tensor).
+// order-0 bounds of the same chunks. Tensors are read a window at a time (datasets::for_each_tensor),
+// so a tensor larger than the window needs no more memory than the window.
 // No timing: whole-checkpoint throughput is what the timed cases measure.
 //
 // The JSON (docs/METRICS.md, "Per-tensor records"):
@@ -28,6 +29,7 @@ struct PerTensorConfig {
   std::vector<codecs::CodecSpec> codecs;
   std::vector<std::uint64_t> chunks;
   std::vector<std::string> datasets;  // each safetensors:PATH[:tensors=REGEX], PATH a file or a glob
+  std::uint64_t window_bytes = 0;     // a tensor is read this many bytes at a time (rounded to whole chunks)
 };
 
 // Throws wirezip::Error naming a data set that is not a safetensors spec; call before any work.

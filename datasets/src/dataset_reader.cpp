@@ -309,12 +309,14 @@ void DatasetReader::read(std::uint64_t offset, std::span<std::byte> out) const {
   }
 }
 
-TensorWalk for_each_tensor(std::string_view spec, const std::function<void(const StreamTensor&)>& visit) {
+TensorWalk for_each_tensor(std::string_view spec, const std::function<void(const StreamTensor&)>& visit,
+                           std::uint64_t piece_bytes) {
   if (!spec.starts_with("safetensors:")) fail("not a safetensors data set (safetensors:PATH)");
+  if (piece_bytes == 0 || piece_bytes % 2) fail("tensor pieces of {} bytes: need an even number > 0", piece_bytes);
   const SafetensorsSpec where = parse_safetensors_spec(spec);
   TensorWalk walk;
   std::vector<std::string> first_names;
-  std::vector<std::byte> bf16;  // one tensor's bytes, the largest so far's capacity
+  std::vector<std::byte> bf16;  // one piece's bytes, the largest so far's capacity
   for (const std::string& path : expand(where.path)) {
     ++walk.files;
     // Errors of the file name it; the visitor's own pass through as they are.
@@ -331,16 +333,21 @@ TensorWalk for_each_tensor(std::string_view spec, const std::function<void(const
     for (const auto& [i, source] : selected) {
       const SafetensorsTensor& tensor = header.tensors[i];
       // The parser checked begin <= end <= the data section's size and the length against the shape.
-      bf16.resize((tensor.end - tensor.begin) / source_width(source) * 2);
-      try {
-        if (source == Source::bf16)
-          file->read_exactly(header.data_start + tensor.begin, bf16);
-        else if (!bf16.empty())
-          read_converted(*file, header.data_start + tensor.begin, source, 0, bf16);
-      } catch (const Error& error) {
-        fail("safetensors '{}': {}", path, error.what());
-      }
-      visit({.path = path, .entry = tensor, .bf16 = bf16});
+      const std::uint64_t total = (tensor.end - tensor.begin) / source_width(source) * 2;
+      std::uint64_t offset = 0;
+      do {
+        bf16.resize(std::min(piece_bytes, total - offset));
+        try {
+          if (source == Source::bf16)
+            file->read_exactly(header.data_start + tensor.begin + offset, bf16);
+          else if (!bf16.empty())
+            read_converted(*file, header.data_start + tensor.begin, source, offset, bf16);
+        } catch (const Error& error) {
+          fail("safetensors '{}': {}", path, error.what());
+        }
+        visit({.path = path, .entry = tensor, .bf16 = bf16, .offset = offset, .bf16_bytes = total});
+        offset += bf16.size();
+      } while (offset < total);
     }
   }
   check_selection(where.path, where.regex, walk, first_names);

@@ -155,6 +155,35 @@ TEST_F(ReaderTest, TensorsOneAtATimeAreTheStreamInOrder) {
                wirezip::Error);
 }
 
+TEST_F(ReaderTest, TensorsInPiecesAreTheStreamAndEachPieceKnowsItsPlace) {
+  write("part-1.safetensors", mixed("x.", 3));
+  const std::string spec = "safetensors:" + (dir_ / "part-1.safetensors").string();
+  std::vector<std::byte> joined;
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t tensor_bytes = 0, seen_in_tensor = 0;
+  wd::for_each_tensor(
+      spec,
+      [&](const wd::StreamTensor& t) {
+        if (t.offset == 0) tensor_bytes = t.bf16_bytes, seen_in_tensor = 0;
+        EXPECT_EQ(t.offset, seen_in_tensor) << t.entry.name;  // pieces in order, none skipped
+        EXPECT_EQ(t.bf16_bytes, tensor_bytes) << t.entry.name;
+        EXPECT_TRUE(t.bf16.size() == 6 || t.offset + t.bf16.size() == t.bf16_bytes)
+            << t.entry.name;  // only the last is short
+        seen_in_tensor += t.bf16.size();
+        offsets.push_back(t.offset);
+        joined.insert(joined.end(), t.bf16.begin(), t.bf16.end());
+      },
+      6);
+  EXPECT_EQ(joined, wd::load_dataset(spec).bytes);  // f32 and f16 converted piece by piece, as a whole
+  EXPECT_GT(offsets.size(), 3u);
+  EXPECT_THROW(wd::for_each_tensor(
+                   spec, [](const wd::StreamTensor&) {}, 5),
+               wirezip::Error);  // odd
+  EXPECT_THROW(wd::for_each_tensor(
+                   spec, [](const wd::StreamTensor&) {}, 0),
+               wirezip::Error);
+}
+
 TEST_F(ReaderTest, AFileThatShrinksWhileOpenIsAnErrorNotGarbage) {
   const std::string path = write("raw.bf16", std::string(64, 'x'));
   const wd::DatasetReader reader("file:" + path);

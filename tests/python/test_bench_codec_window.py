@@ -89,11 +89,30 @@ class WindowEqualsWholeFile(unittest.TestCase):
                 self.assertGreater(case["max_rss_bytes"], 0, name)
 
 
+class WindowedCpuTime(unittest.TestCase):
+    def test_cpu_time_counts_the_timed_passes_only(self):
+        # One thread's CPU time cannot exceed the wall time of the passes it ran, so a cpu_time well
+        # over real_time means the reading and checking of windows (several times a pass) got in.
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = os.path.join(tmp, "raw.bf16")
+            with open(raw, "wb") as f:
+                f.write(bytes(range(256)) * (32 * 1024))  # 8 MiB: 8 windows of 1 MiB
+            result, report = run_json(os.path.join(tmp, "cpu.json"), "--codecs=lz4,memcpy", f"--datasets=file:{raw}",
+                                      "--chunks=256KiB", "--window=1MiB")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = [r for r in report["benchmarks"] if r.get("run_type") != "aggregate"]
+        self.assertEqual(len(rows), 4)
+        for row in rows:
+            self.assertEqual(row["windows"], 8, row["name"])
+            self.assertLess(row["cpu_time"], 1.25 * row["real_time"], row["name"])
+
+
 class PerTensorShards(unittest.TestCase):
-    def per_tensor(self, tmp, spec):
+    def per_tensor(self, tmp, spec, *flags):
         out = os.path.join(tmp, "per_tensor.json")
         result = subprocess.run([BENCH, "--per-tensor", f"--per-tensor-out={out}", "--codecs=bytegroup+huff,lz4",
-                                 f"--datasets={spec}", "--chunks=8KiB,64KiB"], capture_output=True, text=True, timeout=300)
+                                 f"--datasets={spec}", "--chunks=8KiB,64KiB", *flags],
+                                capture_output=True, text=True, timeout=300)
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(out) as f:
             return json.load(f)
@@ -108,6 +127,15 @@ class PerTensorShards(unittest.TestCase):
         self.assertEqual({r["dataset"] for r in split["tensors"]}, {shards})
         self.assertEqual(whole["context"][f"dataset_sha256:{model}"], split["context"][f"dataset_sha256:{shards}"])
         self.assertIn(f"({SHARD_COUNT} files)", split["context"][f"dataset:{shards}"])
+
+    def test_tensors_larger_than_the_window_give_the_records_of_the_whole_tensor(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model, _, _ = write_window_datasets(tmp)
+            whole = self.per_tensor(tmp, model, "--window=1GiB")
+            pieces = self.per_tensor(tmp, model, "--window=64KiB")  # lm_head in 4 pieces, zeros.bias in 2
+        self.assertTrue(any(r["bf16_bytes"] > 64 * 1024 for r in whole["tensors"]))
+        self.assertEqual(whole["tensors"], pieces["tensors"])  # every field of every record, in the same order
+        self.assertEqual(whole["context"][f"dataset_sha256:{model}"], pieces["context"][f"dataset_sha256:{model}"])
 
     def test_a_regex_that_some_shards_do_not_match_selects_from_the_others(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -23,20 +23,26 @@ namespace wirezip::datasets {
 // The window a benchmark reads a file data set through unless told: min(1 GiB, physical memory / 8).
 std::uint64_t default_window_bytes();
 
-// One selected tensor of a safetensors data set, as for_each_tensor hands it over.
+// A piece of one selected tensor of a safetensors data set, as for_each_tensor hands it over.
 struct StreamTensor {
   const std::string& path;          // the file that holds it
   const SafetensorsTensor& entry;   // name, dtype, shape: views valid during the call
-  std::span<const std::byte> bf16;  // its bytes, converted to bf16
+  std::span<const std::byte> bf16;  // bytes [offset, offset + size) of the tensor, converted to bf16
+  std::uint64_t offset = 0;         // where this piece starts in the tensor's bf16 bytes
+  std::uint64_t bf16_bytes = 0;     // the whole tensor's bf16 bytes: the last piece ends there
 };
 // What a walk saw: files, the tensors it selected and all the tensors of its files.
 struct TensorWalk {
   std::size_t files = 0, selected = 0, total = 0;
 };
 // Visits every tensor that safetensors:PATH[:tensors=REGEX] selects (PATH may be a glob), in the
-// order DatasetReader streams them, holding one file's header and one tensor's bytes at a time.
+// order DatasetReader streams them, holding one file's header and one piece at a time: a tensor
+// comes in pieces of `piece_bytes` (the last one shorter; an empty tensor as one empty piece), so
+// memory is bounded by the piece, not by the largest tensor. `piece_bytes` must be even and > 0.
 // Throws wirezip::Error as DatasetReader does (naming the file), and what `visit` throws.
-TensorWalk for_each_tensor(std::string_view spec, const std::function<void(const StreamTensor&)>& visit);
+TensorWalk for_each_tensor(std::string_view spec, const std::function<void(const StreamTensor&)>& visit,
+                           std::uint64_t piece_bytes = UINT64_MAX -
+                                                       1);  // default: the largest even size, whole tensors
 
 class DatasetReader {
  public:
