@@ -80,8 +80,10 @@ void pin(const std::vector<int>& cpus, int thread) {
 
 // Ratio is a property of all chunks together: the last thread of a run to get here reports it and
 // readies the shared state for the next run. Every thread checks in, even after an error.
-// `rate` is this run's original bytes per second of wall time (the same in every thread).
-void report_totals(benchmark::State& state, const CodecCase& config, std::uint64_t compressed, double rate) {
+// `rate` is this run's original bytes per second of wall time (the same in every thread);
+// `windows` the windows of a file data set's plan (the same in every thread).
+void report_totals(benchmark::State& state, const CodecCase& config, std::uint64_t compressed, double rate,
+                   std::size_t windows) {
   CodecCase::Shared& shared = *config.shared;
   shared.compressed += compressed;
   if (shared.finished.fetch_add(1) + 1 != state.threads()) return;
@@ -92,9 +94,7 @@ void report_totals(benchmark::State& state, const CodecCase& config, std::uint64
   state.counters["compressed_bytes"] = static_cast<double>(all);
   state.counters["ratio"] = static_cast<double>(config.data_bytes()) / static_cast<double>(all);
   if (const auto peak = peak_rss_bytes()) state.counters["max_rss_bytes"] = static_cast<double>(*peak);
-  if (config.reader)
-    state.counters["windows"] =
-        static_cast<double>(plan_windows(config.data_bytes(), config.chunk_bytes, config.window_bytes, state.threads()).windows());
+  if (config.reader) state.counters["windows"] = static_cast<double>(windows);
   set_if_known(state, "entropy_bound_ratio", config.entropy_bound_ratio);
   set_if_known(state, "exponent_bound_ratio", config.exponent_bound_ratio);
   set_if_known(state, "value_bound_ratio", config.value_bound_ratio);
@@ -185,6 +185,7 @@ struct LoopOutcome {
   double wall_seconds = 0;      // timed seconds over all iterations
   std::uint64_t compressed = 0;  // this thread's frames, one pass over the data set
   std::uint64_t bytes = 0;       // this thread's share of the data set, per iteration
+  std::size_t windows = 0;       // a file data set's windows (0 in memory, or when planning failed)
 };
 
 // The data set in memory: chunked and compressed once, then timed as a whole every iteration.
@@ -239,6 +240,7 @@ LoopOutcome windowed_loop(benchmark::State& state, const CodecCase& config, Inst
     pin(config.cpus, state.thread_index());
     codec = config.codec_spec.make();
     const WindowPlan plan = plan_windows(config.data_bytes(), config.chunk_bytes, config.window_bytes, threads);
+    out.windows = plan.windows();
     mine.emplace(*config.reader, plan, *codec, state.thread_index(), threads, decompress);
     out.bytes = mine->total_bytes();
     // One untimed pass over the first window, as the in-memory case's untimed compression is: its
@@ -249,8 +251,7 @@ LoopOutcome windowed_loop(benchmark::State& state, const CodecCase& config, Inst
     mine->verify(*codec);
   });
   if (!out.ok) clock.leave(threads);
-  const std::size_t windows =
-      out.ok ? plan_windows(config.data_bytes(), config.chunk_bytes, config.window_bytes, threads).windows() : 0;
+  const std::size_t windows = out.ok ? out.windows : 0;
   for (auto _ : state) {
     double iteration = 0;
     std::uint64_t compressed = 0;
@@ -297,7 +298,7 @@ void run_codec_case(benchmark::State& state, const CodecCase& config) {
     if (out.wall_seconds > 0)
       rate = static_cast<double>(state.iterations()) * static_cast<double>(config.data_bytes()) / out.wall_seconds;
   }
-  report_totals(state, config, out.compressed, rate);
+  report_totals(state, config, out.compressed, rate, out.windows);
 }
 
 }  // namespace wirezip::harness

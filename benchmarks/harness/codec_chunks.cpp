@@ -28,7 +28,9 @@ void decompress_all(codecs::Codec& codec, ThreadChunks& mine, std::span<std::byt
   std::size_t offset = 0;
   for (std::size_t i = 0; i < mine.originals.size(); ++i) {
     std::span<std::byte> out = restored.subspan(offset, mine.originals[i].size());
-    codec.decompress(mine.frames[i].first(mine.frame_sizes[i]), out);
+    // A short restore would leave the rest of the chunk's output as the last pass wrote it.
+    if (const std::size_t size = codec.decompress(mine.frames[i].first(mine.frame_sizes[i]), out); size != out.size())
+      fail("chunk {} of this thread: decompress restored {} bytes, the chunk has {}", i, size, out.size());
     offset += out.size();
   }
 }
@@ -115,8 +117,10 @@ std::uint64_t WindowedChunks::verify(codecs::Codec& codec) {
       reader_.read(offsets_[i], scratch);
       original = scratch;
       restored = this->restored().subspan(at, size);
-    } else {
-      codec.decompress(mine_.frames[i].first(mine_.frame_sizes[i]), scratch);
+    } else if (const std::size_t got = codec.decompress(mine_.frames[i].first(mine_.frame_sizes[i]), scratch);
+               got != size) {
+      fail("the chunk at byte {} of the data set: decompress restored {} bytes, the chunk has {}", offsets_[i], got,
+           size);
     }
     if (!std::equal(original.begin(), original.end(), restored.begin()))
       fail("round trip mismatch: the chunk at byte {} of the data set does not restore its input", offsets_[i]);

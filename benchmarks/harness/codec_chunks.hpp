@@ -45,6 +45,7 @@ struct ThreadChunks {
 };
 
 void compress_all(codecs::Codec& codec, ThreadChunks& mine);
+// Throws wirezip::Error naming the chunk when the codec restores fewer or more bytes than it has.
 void decompress_all(codecs::Codec& codec, ThreadChunks& mine, std::span<std::byte> restored);
 
 // Window geometry of a case: windows of whole rounds of chunks over the threads, so every window

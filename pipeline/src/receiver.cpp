@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::microseconds kWait{500}, kIdleWait{20'000};  // see sender.cpp
 
 struct Decoded {
-  std::size_t slot, index;
+  std::size_t slot;
 };
 
 struct ChunkError {
@@ -60,10 +60,9 @@ class ReceiverCase {
     credits_due_.clear();
     credit_ns_ += nanoseconds_since(t0);
   }
-  void mark(std::size_t index) {
-    if (index >= chunks_ || seen_[index]) fail("chunk {} arrived twice or is out of range (of {})", index, chunks_);
-    seen_[index] = true;
-  }
+  // A chunk index (< chunks_) is claimed once per run, before its range is written: a second
+  // slot naming it is refused, never decoded over the first. Decoding workers claim concurrently.
+  bool claim(std::size_t index) { return claimed_[index].exchange(1) == 0; }
   // A chunk notification's slot: one of the case's, and free (its last chunk credited).
   std::size_t claim_slot(std::uint32_t imm) {
     const std::size_t slot = wire::slot_of(imm);
@@ -81,7 +80,8 @@ class ReceiverCase {
   const std::uint32_t tag_;
   const codecs::CodecSpec decode_spec_;  // the case's codec spec, with the receiver's decoder if it chose one
   const bool frames_;                    // its codec verifies each frame's checksum as it decodes
-  std::vector<bool> seen_, slot_busy_;
+  std::vector<std::atomic<std::uint8_t>> claimed_;  // per chunk: 1 once a slot named it
+  std::vector<bool> slot_busy_;
   std::vector<std::size_t> credits_due_;                     // slots done with, whose credits have not gone yet
   std::atomic<std::int64_t> hash_ns_{0}, decode_cpu_ns_{0};  // decoding workers add at once
   std::int64_t credit_ns_ = 0;
@@ -93,6 +93,7 @@ std::int64_t ReceiverCase::decode(codecs::Codec& codec, std::size_t slot, std::s
   const wire::ChunkHeader header = wire::read_header(in);
   if (header.index >= chunks_) fail("chunk header.index = {} of {} chunks", header.index, chunks_);
   index = header.index;
+  if (!claim(header.index)) fail("chunk header.index = {} names a chunk another slot brought already", header.index);
   const std::size_t expected = std::min(config_.chunk_bytes, record_.data_bytes - header.index * config_.chunk_bytes);
   if (header.original_bytes != expected) fail("chunk {}: header.original_bytes = {}, expected {}", header.index, header.original_bytes, expected);
   if (header.compressed_bytes > slot_bytes_ - wire::kChunkHeaderSize)
@@ -122,7 +123,7 @@ class ReceiverRun {
         config_(c.config_),
         window_(config_.mode == Mode::serial ? 1 : config_.depth),
         inline_decode_(config_.mode == Mode::serial || config_.workers == 1) {
-    c.seen_.assign(c.chunks_, false);
+    c.claimed_ = std::vector<std::atomic<std::uint8_t>>(c.chunks_);
     c.slot_busy_.assign(config_.depth, false);
     c.credits_due_.clear();
     c.hash_ns_ = 0;
@@ -196,7 +197,7 @@ void ReceiverRun::work() {
     std::size_t index = wire::kMaxValue;
     try {
       timed_decode(*codec, *slot, index);
-      done_.push({*slot, index});
+      done_.push({*slot});
     } catch (const std::exception& e) {
       std::lock_guard lock(error_mutex_);
       if (!error_) error_ = ChunkError{index, e.what()};
@@ -223,10 +224,11 @@ void ReceiverRun::handle(const rdma::Arrival& arrival) {
   try {
     const std::size_t slot = case_.claim_slot(arrival.imm);
     if (config_.mode == Mode::raw) {  // the bytes are already in place
-      case_.mark(index = wire::value_of(arrival.imm));
+      index = wire::value_of(arrival.imm);
+      if (index >= case_.chunks_ || !case_.claim(index))
+        fail("chunk {} arrived twice or is out of range (of {})", index, case_.chunks_);
     } else if (inline_decode_) {
       timed_decode(*inline_codec_, slot, index);
-      case_.mark(index);
     } else {
       todo_.push(slot);
       return;
@@ -242,11 +244,6 @@ void ReceiverRun::handle(const rdma::Arrival& arrival) {
 }
 
 void ReceiverRun::finish(const Decoded& decoded) {
-  try {
-    case_.mark(decoded.index);
-  } catch (const std::exception& e) {
-    report_failure(decoded.index, e.what());
-  }
   case_.credit(decoded.slot);
   ++completed_;
   last_progress_ = Clock::now();

@@ -37,10 +37,18 @@ struct SenderClocks {
 class SenderRun {
  public:
   SenderRun(rdma::Endpoint& endpoint, std::size_t data_bytes, const Config& config)
-      : endpoint_(endpoint), config_(config), data_bytes_(data_bytes),
-        chunks_(wire::chunk_count(data_bytes, config.chunk_bytes)), slots_at_(slots_offset(data_bytes)),
-        slot_bytes_(wire::slot_bytes(config)), outstanding_(config.depth, false), last_progress_(Clock::now()),
-        last_sample_(last_progress_), busy_at_start_(endpoint.busy_seconds()), cpu_at_start_(process_cpu_ns()),
+      : endpoint_(endpoint),
+        config_(config),
+        data_bytes_(data_bytes),
+        chunks_(wire::chunk_count(data_bytes, config.chunk_bytes)),
+        slots_at_(slots_offset(data_bytes)),
+        slot_bytes_(wire::slot_bytes(config)),
+        outstanding_(config.depth, false),
+        started_(Clock::now()),
+        last_progress_(started_),
+        last_sample_(last_progress_),
+        busy_at_start_(endpoint.busy_seconds()),
+        cpu_at_start_(process_cpu_ns()),
         switches_at_start_(process_switches()) {
     if (chunks_ > wire::kMaxValue) fail("pipeline: {} chunks is more than one run can count", chunks_);
     const std::size_t needed = wire::buffer_bytes(config, data_bytes);
@@ -107,7 +115,7 @@ class SenderRun {
           if (credits_ != chunks_ || finished_)
             fail("pipeline: the receiver said finished with {} of {} credits back", credits_, chunks_);
           if (arrival->length != wire::kRunReportSize) fail("pipeline: a run report of {} bytes", arrival->length);
-          report_ = wire::read_report(slot(0), data_bytes_, config_.mode == Mode::raw);
+          report_ = wire::read_report(slot(0), report_limits());
           finished_ = true;
           break;
         case wire::Kind::failed:
@@ -165,6 +173,15 @@ class SenderRun {
 
  private:
   void progress() { last_progress_ = Clock::now(); }
+  // The receiver's run lies inside ours (its first chunk came after we began, its report before
+  // we read it); 1/64 more leaves room for two hosts' clocks ticking at slightly other rates.
+  wire::ReportLimits report_limits() const {
+    const auto wall = static_cast<std::uint64_t>(nanoseconds_since(started_));
+    return {.data_bytes = data_bytes_,
+            .raw = config_.mode == Mode::raw,
+            .wall_ns = wall + wall / 64,
+            .workers = config_.mode == Mode::overlap ? config_.workers : 1};
+  }
   void send_out(std::size_t s) {
     if (outstanding_[s]) fail("pipeline: slot {} reused before its credit", s);  // a bug here, not the peer
     outstanding_[s] = true;
@@ -186,6 +203,7 @@ class SenderRun {
   wire::RunReport report_;
   bool finished_ = false, was_in_flight_ = false;
   double link_busy_seconds_ = 0;
+  const Clock::time_point started_;
   Clock::time_point last_progress_, last_sample_;
   const std::optional<double> busy_at_start_;
   const std::uint64_t cpu_at_start_, switches_at_start_;

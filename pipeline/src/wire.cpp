@@ -152,7 +152,7 @@ void write_report(const RunReport& report, std::span<std::byte> out) {
   store_le<std::uint64_t>(out, 64, report.decode_cpu_ns);
 }
 
-RunReport read_report(std::span<const std::byte> in, std::size_t data_bytes, bool raw) {
+RunReport read_report(std::span<const std::byte> in, const ReportLimits& limits) {
   if (in.size() < kRunReportSize) fail("run report: {} bytes, expected {}", in.size(), kRunReportSize);
   if (const auto magic = load_le<std::uint32_t>(in, 0); magic != kReportMagic) fail("run report.magic = {:#010x}", magic);
   const RunReport report{load_le<std::uint64_t>(in, 8),  load_le<std::uint64_t>(in, 16),
@@ -160,8 +160,25 @@ RunReport read_report(std::span<const std::byte> in, std::size_t data_bytes, boo
                          load_le<std::uint64_t>(in, 40), load_le<std::uint64_t>(in, 48),
                          load_le<std::uint32_t>(in, 56), load_le<std::uint32_t>(in, 60),
                          load_le<std::uint64_t>(in, 64)};
-  if (report.decoded_bytes != (raw ? 0 : data_bytes))
-    fail("run report.decoded_bytes = {}, the run moved {}", report.decoded_bytes, raw ? 0 : data_bytes);
+  const std::size_t decoded = limits.raw ? 0 : limits.data_bytes;
+  if (report.decoded_bytes != decoded)
+    fail("run report.decoded_bytes = {}, the run moved {}", report.decoded_bytes, decoded);
+  // The receiving thread's own clocks; those its decoding workers add to; the whole process's.
+  const std::uint64_t wall = limits.wall_ns;
+  const std::uint64_t workers =
+      checked_mul(wall, static_cast<std::uint64_t>(std::max(limits.workers, 1)), "run report limit");
+  const std::uint64_t process = checked_mul(wall, kMaxReceiverCpus, "run report limit");
+  const auto at_most = [](const char* field, std::uint64_t value, std::uint64_t limit, const char* why) {
+    if (value > limit) fail("run report.{} = {} is over {} ({})", field, value, limit, why);
+  };
+  at_most("wait_ns", report.wait_ns, wall, "the run's wall time as the sender timed it");
+  at_most("credit_ns", report.credit_ns, wall, "the run's wall time as the sender timed it");
+  at_most("decode_ns", report.decode_ns, workers, "the run's wall time times its decoding workers");
+  at_most("hash_ns", report.hash_ns, workers, "the run's wall time times its decoding workers");
+  at_most("decode_cpu_ns", report.decode_cpu_ns, workers, "the run's wall time times its decoding workers");
+  at_most("cpu_ns", report.cpu_ns, process, "the run's wall time times the most CPUs Linux runs");
+  at_most("switches", report.switches, process, "one per nanosecond of every CPU");
+  at_most("threads", report.threads, kMaxReceiverThreads, "the most tasks Linux allows");
   return report;
 }
 

@@ -82,8 +82,19 @@ struct RunReport {
 };
 inline constexpr std::size_t kRunReportSize = 72;
 void write_report(const RunReport& report, std::span<std::byte> out);
-// The sender's parser: decoded_bytes must be the run's data (or 0 in raw mode).
-RunReport read_report(std::span<const std::byte> in, std::size_t data_bytes, bool raw);
+// What the sender accepts of a report: the receiver's clocks ran inside the run as the sender
+// timed it, so no time can exceed that wall time (times the threads that add to it).
+struct ReportLimits {
+  std::size_t data_bytes = 0;  // decoded_bytes must be this (or 0 in raw mode)
+  bool raw = false;
+  std::uint64_t wall_ns = 0;  // the run so far, on the sender's clock, with room for the two clocks' rates
+  int workers = 1;            // the case's decoding workers: decode_ns, hash_ns and decode_cpu_ns add theirs
+};
+// Linux's bounds on one process: CPUs (NR_CPUS at its largest) and tasks (PID_MAX_LIMIT).
+inline constexpr std::uint64_t kMaxReceiverCpus = 8192;
+inline constexpr std::uint64_t kMaxReceiverThreads = std::uint64_t{1} << 22;
+// The sender's parser: every field within `limits`, or an error naming it.
+RunReport read_report(std::span<const std::byte> in, const ReportLimits& limits);
 
 // Chunks of a tensor; slot size and the buffer a case needs. Overflow-checked: they throw.
 std::size_t chunk_count(std::size_t data_bytes, std::size_t chunk_bytes);

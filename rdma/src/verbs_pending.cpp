@@ -14,12 +14,18 @@
 
 namespace wirezip::rdma::verbs {
 
+namespace {
+
+void reject_request(rdma_cm_id* id, std::string_view reason, unsigned version) {
+  const auto refusal = protocol::encode_refusal(reason, version);
+  rdma_reject(id, refusal.data(), static_cast<std::uint8_t>(refusal.size()));
+}
+
+}  // namespace
+
 std::string Request::who() const { return peer_address(id.get()); }
 
-void Request::reject(std::string_view reason, unsigned version) const {
-  const auto refusal = protocol::encode_refusal(reason, version);
-  rdma_reject(id.get(), refusal.data(), static_cast<std::uint8_t>(refusal.size()));
-}
+void Request::reject(std::string_view reason, unsigned version) const { reject_request(id.get(), reason, version); }
 
 std::optional<Request> next_request(rdma_event_channel* channel, Clock::time_point deadline) {
   while (true) {
@@ -109,14 +115,22 @@ void PendingSetups::start(Request& request) {
       request.reject(e.what(), protocol::hello_version(request.bytes()));
       throw;
     }
-    Pending pending{.setup = std::make_unique<SetupConnection>(std::move(request.id)),
+    Pending pending{.setup = nullptr,
                     .who = who,
                     .deadline = Clock::now() + deadline_,
                     .request = request.data,
                     .challenge = session::random_nonce(),
                     .refusal = {}};
-    pending.setup->accept(
-        session::encode(session::Challenge{.auth_required = !secret_.empty(), .nonce = pending.challenge}));
+    try {
+      pending.setup = std::make_unique<SetupConnection>(std::move(request.id));  // takes the id if it succeeds
+      pending.setup->accept(
+          session::encode(session::Challenge{.auth_required = !secret_.empty(), .nonce = pending.challenge}));
+    } catch (const Error& e) {
+      // Refused at once, with why: the peer does not wait out its own deadline for an answer.
+      const unsigned version = protocol::hello_version(request.bytes());
+      reject_request(pending.setup ? pending.setup->id() : request.id.get(), e.what(), version);
+      throw;
+    }
     pending_.push_back(std::move(pending));
   } catch (const Error& e) {
     throw PeerError(fmt::format("peer {}: {}", who, e.what()));

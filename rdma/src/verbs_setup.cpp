@@ -41,9 +41,8 @@ void resolve(rdma_cm_id* id, SocketAddress address, Clock::time_point deadline, 
   expect_event(id->channel, id, RDMA_CM_EVENT_ROUTE_RESOLVED, left_until(deadline), what);
 }
 
-SetupConnection::SetupConnection(CmId id) : channel_(create_channel()), id_(std::move(id)), slots_(2 * kSlotBytes) {
-  if (rdma_migrate_id(id_.get(), channel_.get()) != 0) fail("rdma_migrate_id: {}", std::strerror(errno));
-  ibv_context* context = id_->verbs;
+SetupConnection::SetupConnection(CmId&& id) : channel_(create_channel()), slots_(2 * kSlotBytes) {
+  ibv_context* context = id->verbs;
   if (context == nullptr) fail("verbs set-up: rdma_cm bound the connection to no device");
   const char* device = ibv_get_device_name(context->device);
   pd_.reset(ibv_alloc_pd(context));
@@ -62,9 +61,9 @@ SetupConnection::SetupConnection(CmId id) : channel_(create_channel()), id_(std:
   attr.cap.max_recv_wr = 1;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
-  if (rdma_create_qp(id_.get(), pd_.get(), &attr) != 0)
+  if (rdma_create_qp(id.get(), pd_.get(), &attr) != 0)
     fail("rdma_create_qp(RC, set-up) on {}: {}", device, std::strerror(errno));
-  qp_ = Qp(id_->qp, QpDeleter{id_.get()});
+  qp_ = Qp(id->qp, QpDeleter{id.get()});
   ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(slots_.data()), .length = kSlotBytes, .lkey = mr_->lkey};
   ibv_recv_wr work{};
   work.wr_id = kReceive;
@@ -75,6 +74,9 @@ SetupConnection::SetupConnection(CmId id) : channel_(create_channel()), id_(std:
     fail("ibv_post_recv(set-up) on {}: {}", device, std::strerror(rc));
   if (const int rc = ibv_req_notify_cq(cq_.get(), 0))
     fail("ibv_req_notify_cq(set-up) on {}: {}", device, std::strerror(rc));
+  // Last: until here a failure leaves the id with the caller, on the channel it came on.
+  if (rdma_migrate_id(id.get(), channel_.get()) != 0) fail("rdma_migrate_id: {}", std::strerror(errno));
+  id_ = std::move(id);
 }
 
 SetupConnection::~SetupConnection() {

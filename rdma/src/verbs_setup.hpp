@@ -30,8 +30,10 @@ class SetupConnection {
   static constexpr std::size_t kSlotBytes = 4096;
 
   // Takes `id` (resolved on the active side, a connect request on the passive side), moves it
-  // to a channel of its own and gives it the QP, with its one receive posted.
-  explicit SetupConnection(CmId id);
+  // to a channel of its own and gives it the QP, with its one receive posted. It takes the id
+  // only once all of that is done: when it throws, `id` is still the caller's (the passive side
+  // rejects the request with it).
+  explicit SetupConnection(CmId&& id);
   ~SetupConnection();
   SetupConnection(const SetupConnection&) = delete;
   SetupConnection& operator=(const SetupConnection&) = delete;

@@ -19,7 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 5) return 0;
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
   try {  // the sender's parser of the receiver's run report, on the same bytes
-    pipeline::wire::read_report(in.subspan(1), 40 << 10, data[0] & 1);
+    const pipeline::wire::RunReport report = pipeline::wire::read_report(
+        in.subspan(1),
+        {.data_bytes = 40 << 10, .raw = (data[0] & 1) != 0, .wall_ns = 1'000'000, .workers = 1 + (data[0] >> 6)});
+    if (report.wait_ns > 1'000'000 || report.decode_ns > 4'000'000) __builtin_trap();  // a time past its bound passed
   } catch (const Error&) {
   }
   try {  // and its parser of a credit: bytes 1..4 the immediate, byte 0 the case's depth

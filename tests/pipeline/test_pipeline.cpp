@@ -195,6 +195,58 @@ TEST(Pipeline, ACreditNamingASlotOutsideTheCaseIsRefused) {
   }
 }
 
+// A hostile sender's chunk: `original` compressed into sender slot `s` under header index `index`,
+// with its true checksum, and posted.
+void post_chunk(rdma::Endpoint& sender, const Config& config, std::size_t data_bytes, std::size_t s,
+                std::uint32_t index, std::span<const std::byte> original) {
+  const std::size_t slot_bytes = wire::slot_bytes(config);
+  const std::size_t at = slots_offset(data_bytes) + s * slot_bytes;
+  const auto slot = sender.buffer().bytes().subspan(at, slot_bytes);
+  const std::size_t frame = config.codec_spec.make()->compress(original, slot.subspan(wire::kChunkHeaderSize));
+  wire::write_header({index, static_cast<std::uint32_t>(original.size()), static_cast<std::uint32_t>(frame),
+                      wire::codec_tag(config.codec_spec), wire::checksum(original)},
+                     slot);
+  sender.post_write(at, at, wire::kChunkHeaderSize + frame, wire::imm(wire::Kind::chunk, s, index));
+}
+
+// Two slots naming chunk 0, each a sound frame of other bytes: the second to claim the index is
+// refused before it is decoded, so chunk 0's range holds one of the two whole (with one decoding
+// worker, the first to arrive), never the second written over or into the first.
+void expect_duplicate_index_refused(int workers) {
+  const auto data = test_data();
+  const Config config{Mode::overlap, parse_codec_spec("lz4"), 256 << 10, 2, workers, 2000ms};
+  rdma::LinkPair link = make_link(rdma::TransportKind::mem, config, data);
+  ServeThread receiver(*link.first, *link.second);
+  start_case(*link.first, data.size(), config);
+  const auto first = std::span(data).first(config.chunk_bytes);
+  const std::vector<std::byte> other(config.chunk_bytes, std::byte{0x11});
+  post_chunk(*link.first, config, data.size(), 0, 0, first);
+  post_chunk(*link.first, config, data.size(), 1, 0, other);
+  for (int replies = 0; replies < 3; ++replies)  // a credit may come before the failure
+    if (wire::kind_of(link.first->wait_arrival().imm) == wire::Kind::failed) break;
+  try {
+    receiver.stop();
+    FAIL() << "a second slot naming chunk 0 was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chunk 0 failed: chunk header.index = 0 names a chunk another slot brought"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto chunk0 = link.second->buffer().bytes().first(config.chunk_bytes);
+  const bool holds_first = std::equal(first.begin(), first.end(), chunk0.begin());
+  const bool holds_other = std::equal(other.begin(), other.end(), chunk0.begin());
+  EXPECT_TRUE(holds_first || holds_other) << "chunk 0's range holds a mix of the two slots";
+  if (workers == 1) {
+    EXPECT_TRUE(holds_first) << "the duplicate was decoded over the first chunk 0";
+  }
+}
+
+TEST(Pipeline, ASecondSlotNamingAChunkIsRefusedBeforeItIsDecoded) { expect_duplicate_index_refused(1); }
+
+TEST(Pipeline, ASecondSlotNamingAChunkIsRefusedBeforeDecodingWorkersShareItsRange) {
+  expect_duplicate_index_refused(2);
+}
+
 TEST(Pipeline, UnknownCodecIsRefusedUpFront) {
   // A spec is parsed before a case can carry it; the receiver's own check is CaseRecord's test.
   EXPECT_THROW(parse_codec_spec("lz5"), Error);

@@ -96,7 +96,8 @@ TEST(RunReport, MustAccountForTheWholeRun) {
   wire::write_report({.decode_ns = 5, .decoded_bytes = 1000, .cpu_ns = 7, .hash_ns = 11, .wait_ns = 13,
                       .credit_ns = 17, .switches = 19, .threads = 23, .decode_cpu_ns = 29},
                      bytes);
-  const wire::RunReport read = wire::read_report(bytes, 1000, false);
+  const wire::ReportLimits limits{.data_bytes = 1000, .raw = false, .wall_ns = 1000, .workers = 2};
+  const wire::RunReport read = wire::read_report(bytes, limits);
   EXPECT_EQ(read.cpu_ns, 7u);
   EXPECT_EQ(read.hash_ns, 11u);
   EXPECT_EQ(read.wait_ns, 13u);
@@ -104,10 +105,64 @@ TEST(RunReport, MustAccountForTheWholeRun) {
   EXPECT_EQ(read.switches, 19u);
   EXPECT_EQ(read.threads, 23u);
   EXPECT_EQ(read.decode_cpu_ns, 29u);
-  EXPECT_THROW(wire::read_report(bytes, 999, false), Error);
-  EXPECT_THROW(wire::read_report(bytes, 1000, true), Error);  // raw runs decode nothing
+  wire::ReportLimits other = limits;
+  other.data_bytes = 999;
+  EXPECT_THROW(wire::read_report(bytes, other), Error);
+  other = limits;
+  other.raw = true;
+  EXPECT_THROW(wire::read_report(bytes, other), Error);  // raw runs decode nothing
   bytes[0] = std::byte{0};
-  EXPECT_THROW(wire::read_report(bytes, 1000, false), Error);
+  EXPECT_THROW(wire::read_report(bytes, limits), Error);
+}
+
+// Every time the receiver reports is bounded by the run's wall time as the sender timed it (times
+// the threads that add to it); a report past its bound is refused, naming the field.
+TEST(RunReport, TimesPastTheRunsWallTimeAreRefusedByName) {
+  const wire::ReportLimits limits{.data_bytes = 1000, .raw = false, .wall_ns = 1'000'000, .workers = 4};
+  const auto parse = [&](void (*set)(wire::RunReport&)) {
+    wire::RunReport report{.decoded_bytes = 1000, .threads = 3};
+    set(report);
+    std::vector<std::byte> bytes(wire::kRunReportSize);
+    wire::write_report(report, bytes);
+    return wire::read_report(bytes, limits);
+  };
+  const auto refused = [&](void (*set)(wire::RunReport&), const std::string& field) {
+    try {
+      parse(set);
+      ADD_FAILURE() << field << " past its bound was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("run report." + field + " = "), std::string::npos) << e.what();
+    }
+  };
+  // At the bound: accepted.
+  const wire::RunReport full = parse([](wire::RunReport& r) {
+    r.wait_ns = r.credit_ns = 1'000'000;
+    r.decode_ns = r.hash_ns = r.decode_cpu_ns = 4'000'000;
+    r.cpu_ns = 1'000'000 * wire::kMaxReceiverCpus;
+    r.switches = 4'000'000'000u;
+    r.threads = static_cast<std::uint32_t>(wire::kMaxReceiverThreads);
+  });
+  EXPECT_EQ(full.decode_ns, 4'000'000u);
+  // One past it: refused.
+  refused([](wire::RunReport& r) { r.wait_ns = 1'000'001; }, "wait_ns");
+  refused([](wire::RunReport& r) { r.credit_ns = 1'000'001; }, "credit_ns");
+  refused([](wire::RunReport& r) { r.decode_ns = 4'000'001; }, "decode_ns");
+  refused([](wire::RunReport& r) { r.hash_ns = 4'000'001; }, "hash_ns");
+  refused([](wire::RunReport& r) { r.decode_cpu_ns = 4'000'001; }, "decode_cpu_ns");
+  refused([](wire::RunReport& r) { r.cpu_ns = ~std::uint64_t{0}; }, "cpu_ns");
+  refused([](wire::RunReport& r) { r.threads = static_cast<std::uint32_t>(wire::kMaxReceiverThreads) + 1; }, "threads");
+  // A short run bounds the switches too: one per nanosecond of every CPU.
+  wire::RunReport report{.decoded_bytes = 1000, .switches = 8193, .threads = 3};
+  std::vector<std::byte> bytes(wire::kRunReportSize);
+  wire::write_report(report, bytes);
+  wire::ReportLimits instant = limits;
+  instant.wall_ns = 1;
+  try {
+    wire::read_report(bytes, instant);
+    ADD_FAILURE() << "8193 switches in 1 ns were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("run report.switches = 8193 is over 8192"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Credits, SlotsFreedTogetherGoInFewMessagesAndParseBack) {

@@ -124,6 +124,29 @@ class Collectives(unittest.TestCase):
             self.assertEqual(len(ours), 1, result.stderr)
             self.assertIn(expect, ours[0])
 
+    @unittest.skipIf(os.path.isdir("/sys/class/infiniband") and os.listdir("/sys/class/infiniband"),
+                     "an RDMA device is here: the verbs ring would not fail")
+    def test_a_case_that_fails_before_measuring_keeps_its_row_and_the_run_fails(self):
+        # Without an RDMA device every verbs ring case fails while it sets up, before any timing;
+        # MPI's own collective (no links) still runs. Each keeps its row in nccl-tests' table.
+        result, report = run_json(2, "bench_collective", "--transport=verbs", "--sizes=64KiB", "--chunk=16KiB",
+                                  "--ops=all_gather", "--codecs=bytegroup+lz4", "--benchmark_min_time=0.01",
+                                  "--timeout-ms=5000", "--benchmark_format=console")
+        self.assertNotEqual(result.returncode, 0, result.stdout[-2000:])
+        failed = [case["name"] for case in report["benchmarks"] if case.get("error_occurred")]
+        self.assertEqual(len(failed), 6, failed)  # in the JSON too, each with its error
+        self.assertTrue(all("/ring/" in name for name in failed), failed)
+        rows = {line.split()[0]: line.split() for line in result.stdout.splitlines()
+                if re.match(r" all_gather/", line)}
+        self.assertEqual(sorted(rows), ["all_gather/mpi/none", "all_gather/ring/bytegroup+lz4",
+                                        "all_gather/ring/memcpy", "all_gather/ring/none"], result.stdout[-3000:])
+        for what in ["all_gather/ring/none", "all_gather/ring/memcpy", "all_gather/ring/bytegroup+lz4"]:
+            # size, count, type, redop, then time algbw busbw #wrong out-of-place and in-place
+            self.assertEqual(rows[what][5:], ["-", "-", "-", "failed"] * 2, rows[what])
+        self.assertEqual(rows["all_gather/mpi/none"][8], "0")
+        self.assertIn("# Failed cases         : 6", result.stdout)
+        self.assertIn("6 of 8 cases failed", result.stderr)
+
     def fault(self, action, transport="mpi"):
         """Starts a long run with 3 ranks, hits rank 1 with `action` mid-run; returns (status, stderr, seconds)."""
         token = uuid.uuid4().hex

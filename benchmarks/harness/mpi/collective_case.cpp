@@ -165,10 +165,16 @@ std::string table_key(const CollectiveCase& c) {
                      c.codec.empty() ? "none" : c.codec.text());
 }
 
+// nccl-tests' redop column: what the collective reduces with.
+const char* redop(const CollectiveCase& c) { return c.op == Op::all_gather ? "none" : "sum"; }
+
 // Every rank fails the same case (each failure is agreed), so every rank drops its links here.
-void fail_case(benchmark::State& state, CollectiveRun& run, const std::string& why) {
+// The case keeps its row in the table, marked failed, however early it failed.
+void fail_case(benchmark::State& state, const CollectiveCase& c, const Layout& layout, const std::string& why) {
+  CollectiveRun& run = *c.run;
   ++run.failed_cases;
   run.links.reset();
+  run.table.add_failure(table_key(c), layout.total_bytes(), redop(c), c.in_place);
   skip_case(state, why);
 }
 
@@ -184,7 +190,7 @@ void run_collective_case(benchmark::State& state, const CollectiveCase& c) {
   CollectiveRun& run = *c.run;
   const Layout layout = Layout::make(c.size, run.ranks, run.chunk_bytes);
   const ExpectedResult& expected = prepare_expected(run, c.op, layout);
-  if (expected.error) return fail_case(state, run, *expected.error);
+  if (expected.error) return fail_case(state, c, layout, *expected.error);
 
   Buffers buffers = make_buffers(c, layout);
   std::optional<Runner> runner;
@@ -195,7 +201,7 @@ void run_collective_case(benchmark::State& state, const CollectiveCase& c) {
         buffers.refill();
         runner->once(buffers.input, buffers.result);  // untimed: first-touch of every buffer
       }))
-    return fail_case(state, run, *failure);
+    return fail_case(state, c, layout, *failure);
 
   double seconds = 0;
   collective::RingStats stats;
@@ -215,7 +221,7 @@ void run_collective_case(benchmark::State& state, const CollectiveCase& c) {
       stats += runner->once(buffers.input, buffers.result);
       elapsed = seconds_since(start);
     });
-    if (failure) return fail_case(state, run, *failure);
+    if (failure) return fail_case(state, c, layout, *failure);
     auto guard = run.watchdog->guard("MPI_Allreduce of the iteration time", run.timeout);
     const double slowest = mpi::max_over_ranks(run.comm, elapsed);
     state.SetIterationTime(slowest);
@@ -230,12 +236,12 @@ void run_collective_case(benchmark::State& state, const CollectiveCase& c) {
     all_wrong = static_cast<std::uint64_t>(mpi::sum_over_ranks(run.comm, static_cast<double>(wrong.count)));
   }
   const double factor = collective::busbw_factor(c.op, run.ranks);
-  run.table.add(table_key(c), layout.total_bytes(), c.op == Op::all_gather ? "none" : "sum", c.in_place,
+  run.table.add(table_key(c), layout.total_bytes(), redop(c), c.in_place,
                 {seconds, static_cast<double>(state.iterations()), factor, all_wrong});
   if (auto failure = run.agreed("verification", [&] {
         if (wrong.count) fail("{} wrong here, the first: {}", wrong.count, wrong.first);
       }))
-    return fail_case(state, run, fmt::format("verification: #wrong {} (all ranks): {}", all_wrong, *failure));
+    return fail_case(state, c, layout, fmt::format("verification: #wrong {} (all ranks): {}", all_wrong, *failure));
 
   auto guard = run.watchdog->guard("MPI_Allreduce of the counters", run.timeout);
   const double iterations = static_cast<double>(state.iterations());

@@ -6,18 +6,27 @@
 
 namespace wirezip::harness {
 
-void NcclTable::add(const std::string& what, std::uint64_t bytes, const std::string& redop, bool in_place,
-                    const TableCell& cell) {
+TableRow& NcclTable::row(const std::string& what, std::uint64_t bytes, const std::string& redop) {
   TableRow& row = rows_[{what, bytes}];
   row.what = what;
   row.bytes = bytes;
   row.redop = redop;
+  return row;
+}
+
+void NcclTable::add(const std::string& what, std::uint64_t bytes, const std::string& redop, bool in_place,
+                    const TableCell& cell) {
+  TableRow& row = this->row(what, bytes, redop);
   TableCell& into = row.placement[in_place ? 1 : 0];
   row.ran[in_place ? 1 : 0] = true;
   into.seconds += cell.seconds;
   into.iterations += cell.iterations;
   into.bus_factor = cell.bus_factor;
   into.wrong += cell.wrong;
+}
+
+void NcclTable::add_failure(const std::string& what, std::uint64_t bytes, const std::string& redop, bool in_place) {
+  row(what, bytes, redop).failed[in_place ? 1 : 0] = true;
 }
 
 std::string NcclTable::text() const {
@@ -35,11 +44,19 @@ std::string NcclTable::text() const {
   double busbw_sum = 0;
   int measured = 0;
   std::uint64_t wrong = 0;
+  int failed = 0;
   for (const auto& [key, row] : rows_) {
     out += fmt::format(" {:<{}}  {:>12}  {:>12}  {:>6}  {:>6}", row.what, width, row.bytes, row.bytes / 2, "bf16",
                        row.redop);
     for (int p = 0; p < 2; ++p) {
       const TableCell& cell = row.placement[p];
+      if (row.failed[p]) {  // its figures are no result; its wrong values, if it counted any, are
+        out += fmt::format("  {:>9} {:>7} {:>7} {:>7}", "-", "-", "-",
+                           cell.wrong ? std::to_string(cell.wrong) : std::string("failed"));
+        wrong += cell.wrong;
+        ++failed;
+        continue;
+      }
       if (!row.ran[p] || cell.iterations == 0 || cell.seconds <= 0) {
         out += fmt::format("  {:>9} {:>7} {:>7} {:>7}", "-", "-", "-", "-");
         continue;
@@ -56,6 +73,7 @@ std::string NcclTable::text() const {
   }
   out += fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
   out += fmt::format("# Avg bus bandwidth    : {:.3f}\n", measured ? busbw_sum / measured : 0.0);
+  if (failed) out += fmt::format("# Failed cases         : {}\n", failed);
   return out;
 }
 
