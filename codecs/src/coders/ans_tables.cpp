@@ -75,7 +75,7 @@ void build_decode_table(const Freqs& freqs, unsigned table_log, DecodeEntry* tab
     const std::uint8_t s = slots[u];
     const std::uint32_t n = next[s]++;  // in [f, 2f): n << bits lands in [L, 2L)
     const unsigned bits = table_log - highest_bit(n);
-    table[u] = {s, static_cast<std::uint8_t>(bits), static_cast<std::uint16_t>((n << bits) - size)};
+    table[u] = {static_cast<std::uint8_t>(bits), s, static_cast<std::uint16_t>((n << bits) - size)};
   }
 }
 

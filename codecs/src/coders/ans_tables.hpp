@@ -8,8 +8,10 @@
 // The decoder is one table lookup per symbol: state x in [0, L) gives the symbol, how many bits to
 // read, and the base the bits are added to; the encoder runs backwards with the matching tables.
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace wirezip::codecs::ans {
@@ -26,14 +28,23 @@ Freqs normalize(const Counts& counts, unsigned table_log);
 // what every table built below relies on. For frequencies read from a frame.
 void check_freqs(const Freqs& freqs, unsigned table_log);
 
-// Laid out so one 32-bit load gives symbol | bits << 8 | base << 16 (little-endian): the symbol
-// is stored straight from the low byte.
+// Laid out so one 32-bit load gives bits | symbol << 8 | base << 16 (entry_word): the bit count
+// in the low byte is what x86's shift and bzhi instructions read, with no masking step between the
+// table load and the next state.
 struct DecodeEntry {
-  std::uint8_t symbol;
   std::uint8_t bits;
+  std::uint8_t symbol;
   std::uint16_t base;  // next state = base + the next `bits` bits of the stream
 };
 static_assert(sizeof(DecodeEntry) == 4, "decoders load an entry as one 32-bit word");
+[[gnu::always_inline]] inline std::uint32_t entry_word(const DecodeEntry& entry) {
+  std::uint32_t e;
+  if constexpr (std::endian::native == std::endian::little)
+    std::memcpy(&e, &entry, 4);  // one load, not three
+  else
+    e = entry.bits | static_cast<std::uint32_t>(entry.symbol) << 8 | static_cast<std::uint32_t>(entry.base) << 16;
+  return e;
+}
 // 2^table_log entries.
 void build_decode_table(const Freqs& freqs, unsigned table_log, DecodeEntry* table);
 
