@@ -107,6 +107,12 @@ def parse_metric_list(text, bench):
     return out
 
 
+def refuse_own_flags(flags):
+    for flag in flags:
+        if flag.split("=")[0] in OWN_FLAGS:
+            raise BadInput(f"{flag.split('=')[0]} is set by scripts/ab (one repetition per run, its own JSON)")
+
+
 def gated_args(args, sides=()):
     """The flags after -- plus the gated set's flags the user did not give (--cases=gated). A
     --codec-a/--codec-b pair brings its own --codecs, a --flags-a/--flags-b pair its own flags."""
@@ -138,14 +144,10 @@ def run_ab(args, log=print):
         raise BadInput(f"--reps: need at least 1 (got {args.reps})")
     if args.rounds < 2:
         raise BadInput(f"--rounds: need at least 2 (got {args.rounds}); {paired.MIN_ROUNDS}+ for the test")
-    for flag in args.bench_args:
-        if flag.split("=")[0] in OWN_FLAGS:
-            raise BadInput(f"{flag.split('=')[0]} is set by scripts/ab (one repetition per run, its own JSON)")
+    refuse_own_flags(args.bench_args)  # before make_sides, which may build revisions
     kind, sides = make_sides(args, log)
     for side in sides:
-        for flag in side["flags"]:
-            if flag.split("=")[0] in OWN_FLAGS:
-                raise BadInput(f"{flag.split('=')[0]} is set by scripts/ab (one repetition per run, its own JSON)")
+        refuse_own_flags(side["flags"])
     args.bench_args = gated_args(args, sides)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
     log(f"ab: {args.bench}, {kind} A={sides[0]['label']} B={sides[1]['label']}, {args.rounds} rounds, seed {seed}")

@@ -1,7 +1,8 @@
 """The two sides of an A/B run: which binary and which extra flags each side runs with, from two
 build directories, two git revisions (built here into worktrees of their own), two codec specs on
-one build, two sets of flags on one build (--flags), or two servers (--peer). A side is {"label", "command": [argv prefix], "rename"}: rename
-maps a case name of that side to the name both sides share (codec specs differ in case names)."""
+one build, two sets of flags on one build (--flags), or two servers (--peer). A side is {"label",
+"command": [argv prefix], "rename"}: rename maps a case name of that side to the name both sides
+share (codec specs differ in case names)."""
 import os
 import shlex
 import shutil
