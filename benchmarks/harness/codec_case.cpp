@@ -194,7 +194,7 @@ LoopOutcome in_memory_loop(benchmark::State& state, const CodecCase& config, Ins
   IterationWallClock& clock = config.shared->clock;
   std::unique_ptr<codecs::Codec> codec;
   ThreadChunks mine;
-  std::vector<std::byte> restored;
+  datasets::AlignedBytes restored;  // page-aligned, as the data set is: a codec writes it as it reads the input
   LoopOutcome out;
   // Both directions start from real frames: the decompress case times exactly these.
   out.ok = guarded(state, [&] {

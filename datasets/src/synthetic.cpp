@@ -158,8 +158,7 @@ std::vector<SyntheticTensor> synthetic_layout(SyntheticKind kind, std::uint64_t 
   return tensors;
 }
 
-std::vector<std::byte> generate_synthetic(SyntheticKind kind, std::uint64_t size_bytes, std::uint64_t seed,
-                                          unsigned threads) {
+AlignedBytes generate_synthetic(SyntheticKind kind, std::uint64_t size_bytes, std::uint64_t seed, unsigned threads) {
   if (size_bytes == 0 || size_bytes % 2 != 0)
     fail("size {} must be a positive multiple of 2 bytes (one bf16 element)", size_bytes);
   if (size_bytes > static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max()))
@@ -169,7 +168,7 @@ std::vector<std::byte> generate_synthetic(SyntheticKind kind, std::uint64_t size
   for (const SyntheticTensor& tensor : layout)
     for (std::uint64_t chunk = 0; chunk * kSeedChunk < tensor.count; ++chunk) items.push_back({&tensor, chunk});
 
-  std::vector<std::byte> bytes(size_bytes);
+  AlignedBytes bytes(size_bytes);
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, items.size()));
   // Chunks write disjoint ranges and each has its own seed: any thread may take any chunk.

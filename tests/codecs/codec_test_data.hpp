@@ -24,7 +24,7 @@ inline std::vector<Input> codec_inputs(std::size_t size) {
   std::vector<Input> inputs;
   for (const char* kind : {"weights", "gradients", "activations"}) {
     auto data = datasets::load_dataset(std::string("synthetic:") + kind + ":size=" + std::to_string(size) + ":seed=7");
-    inputs.push_back({kind, std::move(data.bytes)});
+    inputs.push_back({kind, std::vector<std::byte>(data.bytes.begin(), data.bytes.end())});
   }
   inputs.push_back({"random", random_bytes(size, 11)});
   inputs.push_back({"zeros", std::vector<std::byte>(size)});

@@ -136,7 +136,7 @@ TEST(HuffPaths, FastPathsAreTheirOwnKernels) {
 // paths); the aarch64 build under qemu must agree. A deliberate format change updates them: frame
 // version 2 (raw planes first) did.
 TEST(HuffPaths, FramesAreTheSameOnEveryArchitecture) {
-  const Bytes weights = datasets::load_dataset("synthetic:weights:size=256KiB:seed=7").bytes;
+  const auto weights = datasets::load_dataset("synthetic:weights:size=256KiB:seed=7").bytes;
   const std::span<const std::byte> input = std::span(weights).first(weights.size() - 3);  // a partial element
   for (const auto& [spec, sha256] : std::vector<std::pair<std::string, std::string>>{
            {"bytegroup+huff", "5abb742408851cd5f35ab4e152b14477133b090a0133c9e90f4e527bcf2a9a2c"},

@@ -40,7 +40,7 @@ std::string safetensors(std::string header, const std::string& data) {
   return le(header.size(), 8) + header + data;
 }
 
-std::vector<std::uint16_t> elements(const std::vector<std::byte>& bytes) {
+std::vector<std::uint16_t> elements(std::span<const std::byte> bytes) {
   std::vector<std::uint16_t> out;
   for (std::size_t i = 0; i + 1 < bytes.size(); i += 2)
     out.push_back(

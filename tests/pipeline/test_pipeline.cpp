@@ -17,7 +17,8 @@ using codecs::parse_codec_spec;
 
 // 3 MiB of weights plus an odd tail: not a multiple of any chunk or element width.
 std::vector<std::byte> test_data() {
-  auto bytes = datasets::load_dataset("synthetic:weights:size=3MiB:seed=9").bytes;
+  const auto loaded = datasets::load_dataset("synthetic:weights:size=3MiB:seed=9").bytes;
+  std::vector<std::byte> bytes(loaded.begin(), loaded.end());
   for (int i = 0; i < 1001; ++i) bytes.push_back(static_cast<std::byte>(i * 7));
   return bytes;
 }

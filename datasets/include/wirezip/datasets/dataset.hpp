@@ -13,13 +13,15 @@
 #include <string_view>
 #include <vector>
 
+#include "wirezip/datasets/aligned_bytes.hpp"
+
 namespace wirezip::datasets {
 
 struct Dataset {
   std::string spec;            // as given by the user
   std::string description;     // one line: what the bytes are (kind, tensors, element count)
   std::size_t element_width = 2;  // bytes per element: 2 for bf16
-  std::vector<std::byte> bytes;   // little-endian elements
+  AlignedBytes bytes;             // little-endian elements, page-aligned
 };
 
 // The data set the main job uses: generated, so it needs no download.

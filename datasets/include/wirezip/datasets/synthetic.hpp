@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "wirezip/datasets/aligned_bytes.hpp"
+
 namespace wirezip::datasets {
 
 enum class SyntheticKind { weights, gradients, activations };
@@ -52,8 +54,7 @@ inline constexpr std::uint64_t kSeedChunk = 1u << 20;
 
 // size_bytes must be a positive multiple of 2 (throws wirezip::Error otherwise).
 // threads = 0 picks a few (hardware concurrency, at most 8); the bytes do not depend on it.
-std::vector<std::byte> generate_synthetic(SyntheticKind kind, std::uint64_t size_bytes, std::uint64_t seed,
-                                          unsigned threads = 0);
+AlignedBytes generate_synthetic(SyntheticKind kind, std::uint64_t size_bytes, std::uint64_t seed, unsigned threads = 0);
 
 // One line: "synthetic weights (Llama-3.2-1B shapes, std 0.02), 33554432 bf16 elements, seed 1".
 std::string describe_synthetic(SyntheticKind kind, std::uint64_t elements, std::uint64_t seed);
