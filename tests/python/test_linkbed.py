@@ -31,7 +31,8 @@ class Linkbed(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "linkbed.json")
             run = subprocess.Popen([LINKBED, "--rates", "400mbit,unshaped", "--codecs", "bytegroup+huff",
-                                    "--datasets", "weights", "--size", "8MiB", "--min-time", "0.05", "--out", out],
+                                    "--datasets", "weights", "--size", "8MiB", "--min-time", "0.05", "--repetitions", "2",
+                                    "--out", out],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
                 stderr = run.communicate(timeout=240)[1]
@@ -39,9 +40,11 @@ class Linkbed(unittest.TestCase):
                 run.kill()
             self.assertEqual(run.returncode, 0, stderr)
             with open(out) as f:
-                rows = linkbed.rows(json.load(f))
+                merged = json.load(f)
+            rows = linkbed.rows(merged)
         self.assertEqual(namespaces(run.pid), [])
-        self.assertEqual(len(rows), 2)
+        self.assertEqual(len(rows), 2)  # two repetitions, one row each: their medians
+        self.assertTrue(all(len(c["samples"]["bytes_per_second"]) == 2 for run in merged["runs"] for c in run["cases"]))
         shaped, unshaped = sorted(rows, key=lambda r: r["link"])
         self.assertTrue(shaped["verified"] and unshaped["verified"])  # byte-exact across the namespaces
         self.assertLess(shaped["link"], 0.06e9)                      # the shaper holds: 400 Mbit/s = 0.05 GB/s
