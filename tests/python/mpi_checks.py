@@ -20,6 +20,10 @@ MPIRUN = shutil.which("mpirun")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_btl="self,vader,tcp", OMPI_MCA_btl_tcp_if_include="lo")
 OPS = ["all_gather", "reduce_scatter", "all_reduce"]
+# The watchdog's line for a rank that stops: inside the run ("a rank died or stalls"), or still
+# inside MPI_Init when the stop lands, which a loaded host makes slow ("a rank died, stalls or never
+# started"). Both end the job in bounded time, which is what the stall tests check.
+STALL = "a rank died(,| or) stalls"
 CODECS = ["memcpy", "bytegroup+lz4", "bytegroup:split=exponent+huff"]  # the ceiling, a fast peer, the best codec
 
 
@@ -207,7 +211,7 @@ class Collectives(unittest.TestCase):
         status, err, seconds = self.fault(signal.SIGSTOP)
         self.assertNotEqual(status, 0)
         self.assertLess(seconds, 30)  # --timeout-ms=5000: the ring's wait, then the watchdog
-        self.assertRegex(err, "a rank died or stalls")
+        self.assertRegex(err, STALL)
 
     def test_a_killed_rank_over_tcp_ends_the_job_with_an_error(self):
         status, err, seconds = self.fault(signal.SIGKILL, "tcp")
@@ -219,7 +223,7 @@ class Collectives(unittest.TestCase):
         status, err, seconds = self.fault(signal.SIGSTOP, "tcp")
         self.assertNotEqual(status, 0)
         self.assertLess(seconds, 30)
-        self.assertRegex(err, "a rank died or stalls")
+        self.assertRegex(err, STALL)
         # Where the stall caught a rank inside the ring (most runs; else inside an MPI step), the
         # watchdog's line carries the ring's own reason: a wait on the tcp link.
         for reason in re.findall(r"failed here: (ring [^\n]*)", err):
