@@ -144,8 +144,7 @@ int run(int argc, char** argv, const Flags& f, const Config& config, mpi::Sessio
   run.depth = f.depth;
   const std::size_t largest = *std::max_element(config.sizes.begin(), config.sizes.end());
   datasets::Dataset data = datasets::load_dataset(fmt::format("{}:size={}:seed={}", f.dataset, largest, run.rank + 1));
-  run.input.assign(data.bytes.begin(), data.bytes.end());
-  datasets::AlignedBytes().swap(data.bytes);  // freed: only run.input lives on through the cases
+  run.input = std::move(data.bytes);
   std::vector<std::string> hosts;
   {
     auto guard = watchdog.guard("exchanging hostnames", run.timeout);

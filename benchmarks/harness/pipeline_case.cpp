@@ -134,6 +134,13 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   rdma::Endpoint* sender = nullptr;
   std::optional<SenderWindows> windows;
   std::uint64_t runs = 0;  // every run's destination pattern differs: stale bytes never pass
+  // Outside the (manual) timing: the window is put in place, and the destination cleared to a
+  // pattern of this case and run; then the run itself, which times its own transfer.
+  const auto run_window = [&](std::size_t w) {
+    windows->load(w, *sender, c.config);
+    pipeline::prepare_run(*sender, c.seed * 8191 + static_cast<std::uint32_t>(runs++));
+    return pipeline::run_once(*sender, windows->bytes(w), c.config);
+  };
   pipeline::StageRates stages;
   try {
     windows.emplace(data, c.config.chunk_bytes, c.window_bytes);
@@ -152,9 +159,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
     // One untimed, verified run over the first window before any timing. The first transfer over
     // a new link costs many times a later one (loopback tcp, 32 MiB: 177 ms against 10-20 ms), and
     // a case whose one iteration outlasts --benchmark_min_time would report exactly that run.
-    windows->load(0, *sender, c.config);
-    pipeline::prepare_run(*sender, c.seed * 8191 + static_cast<std::uint32_t>(runs++));
-    pipeline::run_once(*sender, windows->bytes(0), c.config);
+    run_window(0);
     windows->verify(0, *sender);
   } catch (const std::exception& e) {
     skip_case(state, e.what());
@@ -173,11 +178,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
       double iteration = 0;
       wire_bytes = 0;
       for (std::size_t w = 0; w < windows->count(); ++w) {
-        // Outside the (manual) timing: the window is put in place, and the destination cleared to
-        // a pattern of this case and run.
-        windows->load(w, *sender, c.config);
-        pipeline::prepare_run(*sender, c.seed * 8191 + static_cast<std::uint32_t>(runs++));
-        const pipeline::Result r = pipeline::run_once(*sender, windows->bytes(w), c.config);
+        const pipeline::Result r = run_window(w);
         iteration += r.seconds;
         compress_busy += r.compress_busy * r.seconds;
         link_busy += r.link_busy * r.seconds;

@@ -176,8 +176,8 @@ TEST_F(ReaderTest, TensorsInPiecesAreTheStreamAndEachPieceKnowsItsPlace) {
         joined.insert(joined.end(), t.bf16.begin(), t.bf16.end());
       },
       6);
-  EXPECT_TRUE(
-      std::ranges::equal(joined, wd::load_dataset(spec).bytes));  // f32 and f16 converted piece by piece, as a whole
+  // f32 and f16 converted piece by piece, as a whole
+  EXPECT_TRUE(std::ranges::equal(joined, wd::load_dataset(spec).bytes));
   EXPECT_GT(offsets.size(), 3u);
   EXPECT_THROW(wd::for_each_tensor(
                    spec, [](const wd::StreamTensor&) {}, 5),

@@ -20,6 +20,7 @@
 #include "wirezip/collective/ring.hpp"
 #include "wirezip/collective/ring_channel.hpp"
 #include "wirezip/collective/ring_math.hpp"
+#include "wirezip/datasets/aligned_bytes.hpp"
 #include "wirezip/mpi/baseline.hpp"
 #include "wirezip/mpi/session.hpp"
 
@@ -44,7 +45,7 @@ struct CollectiveRun {
   mpi::Watchdog* watchdog = nullptr;
   std::chrono::milliseconds timeout{10000};
   std::size_t chunk_bytes = 1 << 20, depth = 8;
-  std::vector<std::byte> input;  // this rank's contribution, as large as the largest size
+  datasets::AlignedBytes input;  // this rank's contribution, as large as the largest size
   mpi::Bf16SumOp sum;
   int failed_cases = 0;
   ExpectedResult expected;  // the last (op, size) asked for: cases of one size run together
