@@ -222,12 +222,16 @@ void ReceiverRun::handle(const rdma::Arrival& arrival) {
   ++arrived_;
   std::size_t index = wire::kMaxValue;
   try {
-    const std::size_t slot = case_.claim_slot(arrival.imm);
-    if (config_.mode == Mode::raw) {  // the bytes are already in place
+    if (config_.mode == Mode::raw) {  // the last chunk's write: every chunk is in place (sender.cpp)
       index = wire::value_of(arrival.imm);
-      if (index >= case_.chunks_ || !case_.claim(index))
-        fail("chunk {} arrived twice or is out of range (of {})", index, case_.chunks_);
-    } else if (inline_decode_) {
+      if (wire::slot_of(arrival.imm) != 0 || index + 1 != case_.chunks_)
+        fail("a raw run's notification names slot {} and chunk {}; only the last chunk ({}) notifies, in slot 0",
+             wire::slot_of(arrival.imm), index, case_.chunks_ - 1);
+      arrived_ = completed_ = case_.chunks_;
+      return;
+    }
+    const std::size_t slot = case_.claim_slot(arrival.imm);
+    if (inline_decode_) {
       timed_decode(*inline_codec_, slot, index);
     } else {
       todo_.push(slot);
@@ -239,8 +243,7 @@ void ReceiverRun::handle(const rdma::Arrival& arrival) {
     report_failure(index, e.what());
   }
   // A decoded chunk's credit goes at once, before the next chunk's decoding could hold it back.
-  // Raw chunks cost nothing here: the credits of those that arrived together go together.
-  if (config_.mode != Mode::raw) case_.send_credits();
+  case_.send_credits();
 }
 
 void ReceiverRun::finish(const Decoded& decoded) {

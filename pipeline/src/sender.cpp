@@ -41,6 +41,7 @@ class SenderRun {
         config_(config),
         data_bytes_(data_bytes),
         chunks_(wire::chunk_count(data_bytes, config.chunk_bytes)),
+        raw_(config.mode == Mode::raw),
         slots_at_(slots_offset(data_bytes)),
         slot_bytes_(wire::slot_bytes(config)),
         outstanding_(config.depth, false),
@@ -79,13 +80,19 @@ class SenderRun {
     ++posted_;
     progress();
   }
-  void post_raw(std::size_t s, std::size_t index) {
-    send_out(s);
-    const std::size_t at = index * config_.chunk_bytes;
+  // A raw run's chunk `index`: in place, or with `slot_bytes` that many bytes through slot
+  // index % depth (a link-only run). Only the last write notifies the receiver: when it arrives,
+  // every write before it has landed (RC writes, a tcp stream and the mem copier all keep their
+  // order). Nothing is decoded, so no slot waits for a credit: the transport's depth alone bounds
+  // the writes in flight, as in bench_rdma.
+  void post_raw(std::size_t index, std::optional<std::size_t> slot_bytes) {
+    const std::size_t at = slot_bytes ? slots_at_ + index % config_.depth * slot_bytes_ : index * config_.chunk_bytes;
+    const std::size_t length = slot_bytes.value_or(chunk_length(index));
+    const bool last = index + 1 == chunks_;
     const auto t0 = Clock::now();
-    endpoint_.post_write(at, at, chunk_length(index), wire::imm(wire::Kind::chunk, s, index));
+    endpoint_.post_write(at, at, length, last ? std::optional(wire::imm(wire::Kind::chunk, 0, index)) : std::nullopt);
     clocks_.post_ns += nanoseconds_since(t0);
-    wire_bytes_ += chunk_length(index);
+    wire_bytes_ += length;
     ++posted_;
     progress();
   }
@@ -104,6 +111,7 @@ class SenderRun {
       progress();
       switch (wire::kind_of(arrival->imm)) {
         case wire::Kind::credit:
+          if (raw_) fail("pipeline: the receiver sent a credit in a raw run, which has none");
           for (const std::size_t s : wire::credited_slots(arrival->imm, outstanding_.size())) {
             if (!outstanding_[s]) fail("pipeline: the receiver sent a credit for slot {}, which is not out", s);
             outstanding_[s] = false;
@@ -112,8 +120,9 @@ class SenderRun {
           }
           break;
         case wire::Kind::finished:
-          if (credits_ != chunks_ || finished_)
-            fail("pipeline: the receiver said finished with {} of {} credits back", credits_, chunks_);
+          if ((raw_ ? posted_ : credits_) != chunks_ || finished_)
+            fail("pipeline: the receiver said finished with {} of {} {}", raw_ ? posted_ : credits_, chunks_,
+                 raw_ ? "chunks written" : "credits back");
           if (arrival->length != wire::kRunReportSize) fail("pipeline: a run report of {} bytes", arrival->length);
           report_ = wire::read_report(slot(0), report_limits());
           finished_ = true;
@@ -124,12 +133,16 @@ class SenderRun {
           fail("pipeline: unexpected message {:#x} from the receiver", arrival->imm);
       }
     }
-    if (Clock::now() - last_progress_ > config_.timeout)
+    if (Clock::now() - last_progress_ > config_.timeout) {
+      if (raw_)
+        fail("pipeline: nothing moved for {} ms ({} of {} chunks written): the receiver never said finished",
+             config_.timeout.count(), posted_, chunks_);
       fail("pipeline: nothing moved for {} ms ({} of {} credits back): a slot never came back",
            config_.timeout.count(), credits_, chunks_);
+    }
     return any;
   }
-  bool done() const { return credits_ == chunks_ && finished_; }
+  bool done() const { return finished_; }  // taken only after every credit (raw: every write)
   std::size_t credits() const { return credits_; }
   std::size_t posted() const { return posted_; }
 
@@ -197,7 +210,9 @@ class SenderRun {
 
   rdma::Endpoint& endpoint_;
   const Config& config_;
-  const std::size_t data_bytes_, chunks_, slots_at_, slot_bytes_;
+  const std::size_t data_bytes_, chunks_;
+  const bool raw_;
+  const std::size_t slots_at_, slot_bytes_;
   std::size_t credits_ = 0, posted_ = 0, wire_bytes_ = 0;
   std::vector<bool> outstanding_;  // slots written and not yet credited
   wire::RunReport report_;
@@ -235,21 +250,15 @@ std::size_t compress_into(codecs::Codec& codec, SenderRun& run, std::size_t inde
   return wire::kChunkHeaderSize + frame;
 }
 
-// raw and link-only runs: no codec, one writer, credits recycle slot numbers.
-Result run_raw(SenderRun& run, const Config& config, const std::vector<std::size_t>* wire_sizes) {
-  std::vector<std::size_t> free;
-  for (std::size_t s = config.depth; s-- > 0;) free.push_back(s);
+// raw and link-only runs: no codec, no slots to wait for (post_raw).
+Result run_raw(SenderRun& run, const std::vector<std::size_t>* wire_sizes) {
+  const auto no_credits = [](std::size_t) {};  // pump() refuses a credit in a raw run
   const auto start = Clock::now();
   for (std::size_t index = 0; index < run.chunks(); ++index) {
-    while (free.empty()) run.pump([&](std::size_t s) { free.push_back(s); });
-    const std::size_t s = free.back();
-    free.pop_back();
-    if (wire_sizes)
-      run.post_slot(s, index, (*wire_sizes)[index]);
-    else
-      run.post_raw(s, index);
+    run.post_raw(index, wire_sizes ? std::optional((*wire_sizes)[index]) : std::nullopt);
+    run.pump(no_credits, std::chrono::microseconds(0));  // a receiver's failure ends the run early
   }
-  while (!run.done()) run.pump([&](std::size_t s) { free.push_back(s); });
+  while (!run.done()) run.pump(no_credits);
   return run.result(start);
 }
 
@@ -394,7 +403,7 @@ void stop_serving(rdma::Endpoint& sender) {
 Result run_once(rdma::Endpoint& sender, std::size_t data_bytes, const Config& config,
                 const std::vector<std::size_t>* wire_sizes) {
   SenderRun run(sender, data_bytes, config);
-  if (config.mode == Mode::raw) return run_raw(run, config, wire_sizes);
+  if (config.mode == Mode::raw) return run_raw(run, wire_sizes);
   if (config.mode == Mode::serial) return run_serial(run, config);
   return run_overlap(run, config);
 }

@@ -14,7 +14,7 @@ namespace wirezip::pipeline::wire {
 namespace {
 
 constexpr std::uint32_t kChunkMagic = 0x4b4e4843;   // "CHNK"
-constexpr std::uint32_t kCaseMagic = 0x32534143;    // "CAS2"
+constexpr std::uint32_t kCaseMagic = 0x33534143;    // "CAS3"
 constexpr std::uint32_t kReportMagic = 0x54504552;  // "REPT"
 constexpr std::size_t kCaseFixed = 48;
 

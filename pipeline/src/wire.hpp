@@ -17,7 +17,8 @@ namespace wirezip::pipeline::wire {
 // Immediate: kind (3 bits) | slot (8 bits) | value (21 bits: chunk index, or a seed). Kind 0 is
 // the link's own session layer (keepalives), never the pipeline's.
 enum class Kind : std::uint32_t {
-  chunk = 1,     // sender -> receiver: slot holds a chunk (raw: value is the chunk index)
+  chunk = 1,     // sender -> receiver: slot holds a chunk (raw: sent once, with the last chunk,
+                 // which means every chunk is in place; value is its index)
   start = 2,     // sender -> receiver: with bytes, offset 0 holds a case record; without, a run
                  // begins: fill the destination with the pattern of seed `value`
   credit = 3,    // receiver -> sender: slot is free again, and slot + 1 + i for each bit i of value

@@ -106,24 +106,32 @@ TEST(Pipeline, DepthOneAndOneWorkerAndChunkLargerThanData) {
   expect_delivered(rdma::TransportKind::tcp, Config{Mode::raw, parse_codec_spec("memcpy"), 100'000, 1, 1, 3000ms});
 }
 
-TEST(Pipeline, ASlotThatNeverComesBackIsATimeout) {
+// Nobody serves the receiving end: no credit (raw: no "finished") ever comes back.
+void expect_timeout_without_receiver(Mode mode, const std::string& expected) {
   const auto data = test_data();
-  const Config config{Mode::raw, parse_codec_spec("memcpy"), 256 << 10, 2, 1, 300ms};
+  const Config config{mode, parse_codec_spec("memcpy"), 256 << 10, 2, 1, 300ms};
   // The link gets a long timeout of its own, so that the pipeline's 300 ms is the only one that
   // can fire: on a loaded host the unserved end's reader may not run for 300 ms, and the link's
   // send timeout would otherwise end the run first, with another message.
   Config link_config = config;
   link_config.timeout = 30'000ms;
   rdma::LinkPair link = make_link(rdma::TransportKind::tcp, link_config, data);
-  // Nobody serves the receiving end: no credit ever comes back.
   const auto start = std::chrono::steady_clock::now();
   try {
     run_once(*link.first, data.size(), config);
     FAIL() << "a run without a receiver completed";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("never came back"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST(Pipeline, ASlotThatNeverComesBackIsATimeout) {
+  expect_timeout_without_receiver(Mode::overlap, "a slot never came back");
+}
+
+TEST(Pipeline, ARawRunThatNeverFinishesIsATimeout) {
+  expect_timeout_without_receiver(Mode::raw, "(13 of 13 chunks written): the receiver never said finished");
 }
 
 TEST(Pipeline, AChunkThatFailsToDecompressEndsTheRunOnBothSides) {
@@ -174,25 +182,69 @@ TEST(Pipeline, AChunkWhoseHeaderChecksumDiffersFromItsFrameIsRefused) {
   }
 }
 
-// Credits for several slots come in one message; the sender takes one only if every slot it names
-// is the case's.
-TEST(Pipeline, ACreditNamingASlotOutsideTheCaseIsRefused) {
+// A receiver that answers the first chunk notification with `answer`: the sender's run must end
+// with an error containing `expected`.
+void expect_sender_refuses(Mode mode, std::uint32_t answer, const std::string& expected, std::size_t repeat = 1,
+                           std::size_t chunk_bytes = 256 << 10) {
   const auto data = test_data();
-  const Config config{Mode::raw, parse_codec_spec("memcpy"), 256 << 10, 2, 1, 2000ms};
+  const Config config{mode, parse_codec_spec("memcpy"), chunk_bytes, 2, 1, 2000ms};
   rdma::LinkPair link = make_link(rdma::TransportKind::mem, config, data);
-  // A receiver that answers the first chunk with a credit for slot 0 and, by bit 3 of its value, slot 4.
   std::jthread peer([&] {
     try {
       link.second->wait_arrival();
-      link.second->post_write(0, 0, 0, wire::imm(wire::Kind::credit, 0, 0b1000));
+      for (std::size_t i = 0; i < repeat; ++i) link.second->post_write(0, 0, 0, answer);
     } catch (const Error&) {
     }
   });
   try {
     run_once(*link.first, data.size(), config);
-    FAIL() << "a credit for slot 4 of 2 was taken";
+    FAIL() << "the sender took " << std::hex << answer;
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("names slot 4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
+// Credits for several slots come in one message; the sender takes one only if every slot it names
+// is the case's.
+TEST(Pipeline, ACreditNamingASlotOutsideTheCaseIsRefused) {
+  // Slot 0 and, by bit 3 of its value, slot 4.
+  expect_sender_refuses(Mode::overlap, wire::imm(wire::Kind::credit, 0, 0b1000), "names slot 4");
+}
+
+TEST(Pipeline, ASecondCreditForOneSlotIsRefused) {
+  // One chunk: slot 0 is out once, so the second credit cannot meet a chunk sent meanwhile.
+  expect_sender_refuses(Mode::overlap, wire::imm(wire::Kind::credit, 0, 0), "a credit for slot 0, which is not out", 2,
+                        4 << 20);
+}
+
+TEST(Pipeline, FinishedBeforeEveryCreditIsRefused) {
+  expect_sender_refuses(Mode::overlap, wire::imm(wire::Kind::finished, 0, 0), "finished with 0 of 13 credits back");
+}
+
+TEST(Pipeline, ACreditInARawRunIsRefused) {
+  expect_sender_refuses(Mode::raw, wire::imm(wire::Kind::credit, 0, 0), "a credit in a raw run");
+}
+
+// A raw run notifies only its last chunk, once every chunk is in place: the receiver refuses a
+// notification for any other chunk or slot.
+TEST(Pipeline, ARawNotificationBeforeTheLastChunkIsRefused) {
+  const auto data = test_data();
+  const Config config{Mode::raw, parse_codec_spec("memcpy"), 256 << 10, 2, 1, 2000ms};
+  for (const auto& [slot, index] : {std::pair{0u, 0u}, std::pair{1u, 12u}}) {
+    rdma::LinkPair link = make_link(rdma::TransportKind::mem, config, data);
+    ServeThread receiver(*link.first, *link.second);
+    start_case(*link.first, data.size(), config);
+    link.first->post_write(0, 0, config.chunk_bytes, wire::imm(wire::Kind::chunk, slot, index));
+    EXPECT_EQ(wire::kind_of(link.first->wait_arrival().imm), wire::Kind::failed);
+    try {
+      receiver.stop();
+      FAIL() << "the receiver took a raw notification for slot " << slot << ", chunk " << index;
+    } catch (const Error& e) {
+      EXPECT_NE(
+          std::string(e.what()).find(fmt::format("names slot {} and chunk {}; only the last chunk (12)", slot, index)),
+          std::string::npos)
+          << e.what();
+    }
   }
 }
 

@@ -50,13 +50,17 @@ TEST(CaseRecord, EveryFieldOutsideTheReceiversLimitsIsNamed) {
   ServeLimits limits;
   limits.max_workers = 2;
   limits.max_timeout = std::chrono::milliseconds(60'000);
-  const std::vector<Field> attacks{
-      {0, 4, 0x31534143, "case.magic"},          {4, 4, 9, "case.mode = 9"},
-      {8, 8, 0, "case.chunk_bytes = 0"},         {8, 8, std::uint64_t{1} << 40, "case.chunk_bytes"},
-      {16, 8, 300, "case.depth = 300"},          {16, 8, 0, "case.depth = 0"},
-      {24, 4, 1u << 31, "case.workers = 2147483648"}, {28, 8, std::uint64_t{1} << 63, "case.timeout_ms"},
-      {36, 8, ~std::uint64_t{0}, "case.data_bytes"}, {36, 8, 0, "case.data_bytes = 0"},
-      {44, 4, 0xffffffff, "case.codec_spec_length"}};
+  const std::vector<Field> attacks{{0, 4, 0x32534143, "case.magic"},
+                                   {4, 4, 9, "case.mode = 9"},
+                                   {8, 8, 0, "case.chunk_bytes = 0"},
+                                   {8, 8, std::uint64_t{1} << 40, "case.chunk_bytes"},
+                                   {16, 8, 300, "case.depth = 300"},
+                                   {16, 8, 0, "case.depth = 0"},
+                                   {24, 4, 1u << 31, "case.workers = 2147483648"},
+                                   {28, 8, std::uint64_t{1} << 63, "case.timeout_ms"},
+                                   {36, 8, ~std::uint64_t{0}, "case.data_bytes"},
+                                   {36, 8, 0, "case.data_bytes = 0"},
+                                   {44, 4, 0xffffffff, "case.codec_spec_length"}};
   for (const Field& attack : attacks) {
     auto bytes = case_bytes(config, 1 << 20);
     poke(bytes, attack);

@@ -33,7 +33,7 @@ CHALLENGE_SIZE, RESPONSE_SIZE, ACCEPT_HEADER_SIZE = 40, 72, 44
 
 # 4. Pipeline
 CHUNK, START, CREDIT, FINISHED, FAILED, READY, STOP = range(1, 8)
-CASE_MAGIC = 0x32534143  # "CAS2"
+CASE_MAGIC = 0x33534143  # "CAS3"
 CASE = struct.Struct("<IIQQIQQI")  # magic, mode, chunk_bytes, depth, workers, timeout_ms, data_bytes, spec length
 RAW, SERIAL, OVERLAP = 0, 1, 2
 

@@ -281,7 +281,7 @@ class PipelineCases(ServerTest):
                     self.assertEqual(link.next_notify().imm, fp.imm(fp.FAILED))
                     line = self.survived(server, field)
                     self.assertTrue(line.startswith("pipeline receiver: refusing the case: "), line)
-            link.notify(fp.imm(fp.START), fp.case_record(fp.RAW, depth=1))  # valid: the link still works
+            link.notify(fp.imm(fp.START), fp.case_record(fp.OVERLAP, depth=1, spec=b"lz4"))  # valid: the link still works
             self.assertEqual(link.next_notify().imm, fp.imm(fp.READY))
             link.notify(fp.imm(fp.CHUNK, slot=31))  # a depth-1 case has slot 0 only
             self.assertEqual(link.next_notify().imm, fp.imm(fp.FAILED, value=(1 << 21) - 1))
@@ -324,21 +324,18 @@ class HostileReceiver(unittest.TestCase):
         self.assertEqual(receiver.quits, 1)  # the sender still said goodbye
         return errors[0]
 
-    def test_credit_for_a_slot_that_does_not_exist(self):
+    def test_a_credit_in_a_raw_run(self):
         self.check_sender(lambda link, chunk: link.notify(fp.imm(fp.CREDIT, slot=255)),
-                          "the receiver's credit (slot 255, value 0x0) names slot 255, past the case's 1 slots",
-                          "--chunks=256KiB")
+                          "pipeline: the receiver sent a credit in a raw run, which has none", "--chunks=256KiB")
 
-    def test_duplicate_credits(self):
-        def twice(link, chunk):
-            credit = fp.imm(fp.CREDIT, slot=fp.slot_of(chunk.imm))
-            link.in_flight += 2  # both in one segment: the one chunk cannot be credited twice
-            link.sock.sendall((fp.frame(fp.NOTIFY, credit)) * 2)
-        self.check_sender(twice, "pipeline: the receiver sent a credit for slot 0, which is not out", "--chunks=1MiB")
-
-    def test_finished_before_every_credit(self):
+    def test_a_short_run_report(self):
         self.check_sender(lambda link, chunk: link.notify(fp.imm(fp.FINISHED), bytes(32)),
-                          "pipeline: the receiver said finished with 0 of 4 credits back", "--chunks=256KiB")
+                          "pipeline: a run report of 32 bytes", "--chunks=256KiB")
+
+    def test_a_run_report_that_claims_decoded_bytes_in_a_raw_run(self):
+        report = struct.pack("<IIQQQQQQIIQ", 0x54504552, 0, 0, 1 << 20, 0, 0, 0, 0, 0, 1, 0)
+        self.check_sender(lambda link, chunk: link.notify(fp.imm(fp.FINISHED), report, offset=1 << 20),  # slot 0
+                          "run report.decoded_bytes = 1048576, the run moved 0", "--chunks=256KiB")
 
 
 def secret_file(directory, name, content, mode=0o600):
