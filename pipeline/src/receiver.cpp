@@ -31,16 +31,19 @@ struct ChunkError {
 class ReceiverCase {
  public:
   ReceiverCase(rdma::Endpoint& endpoint, wire::CaseRecord record, const std::string& decoder)
-      : endpoint_(endpoint), record_(std::move(record)), config_(record_.config),
+      : endpoint_(endpoint),
+        record_(std::move(record)),
+        config_(record_.config),
         chunks_(wire::chunk_count(record_.data_bytes, config_.chunk_bytes)),
-        slots_at_(slots_offset(record_.data_bytes)), slot_bytes_(wire::slot_bytes(config_)),
+        slots_at_(slots_offset(record_.data_bytes)),
+        slot_bytes_(wire::slot_bytes(config_)),
         tag_(wire::codec_tag(config_.codec_spec)),
-        decode_spec_(decoder.empty() || config_.mode == Mode::raw ? config_.codec_spec
-                                                                  : config_.codec_spec.with_decoder(decoder)),
+        decode_spec_(decoder.empty() || !decodes() ? config_.codec_spec : config_.codec_spec.with_decoder(decoder)),
         frames_(decode_spec_.writes_frames()) {}
 
   // One run: every chunk exactly once, then "finished" with the run's report.
   void run(const rdma::Arrival& first);
+  bool decodes() const { return config_.mode == Mode::serial || config_.mode == Mode::overlap; }
   std::span<std::byte> destination() const { return endpoint_.buffer().bytes().first(record_.data_bytes); }
 
  private:
@@ -129,7 +132,7 @@ class ReceiverRun {
     c.hash_ns_ = 0;
     c.decode_cpu_ns_ = 0;
     c.credit_ns_ = 0;
-    if (config_.mode != Mode::raw) {
+    if (c.decodes()) {
       // One worker decodes on this thread as each chunk arrives: no hand-off, no context switch.
       if (inline_decode_)
         inline_codec_ = c.decode_spec_.make();
@@ -231,7 +234,11 @@ void ReceiverRun::handle(const rdma::Arrival& arrival) {
       return;
     }
     const std::size_t slot = case_.claim_slot(arrival.imm);
-    if (inline_decode_) {
+    if (config_.mode == Mode::link) {  // a link-only run: nothing to decode
+      index = wire::value_of(arrival.imm);
+      if (index >= case_.chunks_ || !case_.claim(index))
+        fail("chunk {} arrived twice or is out of range (of {})", index, case_.chunks_);
+    } else if (inline_decode_) {
       timed_decode(*inline_codec_, slot, index);
     } else {
       todo_.push(slot);
@@ -243,7 +250,8 @@ void ReceiverRun::handle(const rdma::Arrival& arrival) {
     report_failure(index, e.what());
   }
   // A decoded chunk's credit goes at once, before the next chunk's decoding could hold it back.
-  case_.send_credits();
+  // Link-only chunks cost nothing here: the credits of those that arrived together go together.
+  if (config_.mode != Mode::link) case_.send_credits();
 }
 
 void ReceiverRun::finish(const Decoded& decoded) {
@@ -281,7 +289,7 @@ void ReceiverRun::step() {
 void ReceiverRun::send_report() {
   // The report goes into the sender's slot 0, the same offset as ours: free once every chunk is back.
   const wire::RunReport report{.decode_ns = static_cast<std::uint64_t>(busy_ns_.load()),
-                               .decoded_bytes = config_.mode == Mode::raw ? 0 : case_.record_.data_bytes,
+                               .decoded_bytes = case_.decodes() ? case_.record_.data_bytes : 0,
                                .cpu_ns = process_cpu_ns() - cpu_at_start_,
                                .hash_ns = static_cast<std::uint64_t>(case_.hash_ns_.load()),
                                .wait_ns = static_cast<std::uint64_t>(wait_ns_),

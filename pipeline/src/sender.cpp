@@ -80,14 +80,12 @@ class SenderRun {
     ++posted_;
     progress();
   }
-  // A raw run's chunk `index`: in place, or with `slot_bytes` that many bytes through slot
-  // index % depth (a link-only run). Only the last write notifies the receiver: when it arrives,
-  // every write before it has landed (RC writes, a tcp stream and the mem copier all keep their
-  // order). Nothing is decoded, so no slot waits for a credit: the transport's depth alone bounds
-  // the writes in flight, as in bench_rdma.
-  void post_raw(std::size_t index, std::optional<std::size_t> slot_bytes) {
-    const std::size_t at = slot_bytes ? slots_at_ + index % config_.depth * slot_bytes_ : index * config_.chunk_bytes;
-    const std::size_t length = slot_bytes.value_or(chunk_length(index));
+  // A raw run's chunk `index`, in place. Only the last write notifies the receiver: when it
+  // arrives, every write before it has landed (RC writes, a tcp stream and the mem copier all keep
+  // their order). Nothing is decoded, so no slot waits for a credit: the transport's depth alone
+  // bounds the writes in flight, as in bench_rdma.
+  void post_raw(std::size_t index) {
+    const std::size_t at = index * config_.chunk_bytes, length = chunk_length(index);
     const bool last = index + 1 == chunks_;
     const auto t0 = Clock::now();
     endpoint_.post_write(at, at, length, last ? std::optional(wire::imm(wire::Kind::chunk, 0, index)) : std::nullopt);
@@ -191,7 +189,7 @@ class SenderRun {
   wire::ReportLimits report_limits() const {
     const auto wall = static_cast<std::uint64_t>(nanoseconds_since(started_));
     return {.data_bytes = data_bytes_,
-            .raw = config_.mode == Mode::raw,
+            .raw = config_.mode == Mode::raw || config_.mode == Mode::link,  // nothing decoded
             .wall_ns = wall + wall / 64,
             .workers = config_.mode == Mode::overlap ? config_.workers : 1};
   }
@@ -250,15 +248,34 @@ std::size_t compress_into(codecs::Codec& codec, SenderRun& run, std::size_t inde
   return wire::kChunkHeaderSize + frame;
 }
 
-// raw and link-only runs: no codec, no slots to wait for (post_raw).
-Result run_raw(SenderRun& run, const std::vector<std::size_t>* wire_sizes) {
+// Raw runs: no codec, no slots to wait for (post_raw).
+Result run_raw(SenderRun& run) {
   const auto no_credits = [](std::size_t) {};  // pump() refuses a credit in a raw run
   const auto start = Clock::now();
   for (std::size_t index = 0; index < run.chunks(); ++index) {
-    run.post_raw(index, wire_sizes ? std::optional((*wire_sizes)[index]) : std::nullopt);
+    run.post_raw(index);
     run.pump(no_credits, std::chrono::microseconds(0));  // a receiver's failure ends the run early
   }
   while (!run.done()) run.pump(no_credits);
+  return run.result(start);
+}
+
+// Link-only runs: a compressed run's chunk sizes through the slots, with its notifications and
+// credits, so the link's time and CPU are what a compressed run's link costs; nothing is coded.
+Result run_link(SenderRun& run, const Config& config, const std::vector<std::size_t>& wire_sizes) {
+  if (wire_sizes.size() != run.chunks())
+    fail("pipeline: a link-only run needs one wire size per chunk ({} for {} chunks)", wire_sizes.size(), run.chunks());
+  std::vector<std::size_t> free;
+  for (std::size_t s = config.depth; s-- > 0;) free.push_back(s);
+  const auto on_credit = [&](std::size_t s) { free.push_back(s); };
+  const auto start = Clock::now();
+  for (std::size_t index = 0; index < run.chunks(); ++index) {
+    while (free.empty()) run.pump(on_credit);
+    const std::size_t s = free.back();
+    free.pop_back();
+    run.post_slot(s, index, wire_sizes[index]);
+  }
+  while (!run.done()) run.pump(on_credit);
   return run.result(start);
 }
 
@@ -403,7 +420,11 @@ void stop_serving(rdma::Endpoint& sender) {
 Result run_once(rdma::Endpoint& sender, std::size_t data_bytes, const Config& config,
                 const std::vector<std::size_t>* wire_sizes) {
   SenderRun run(sender, data_bytes, config);
-  if (config.mode == Mode::raw) return run_raw(run, wire_sizes);
+  if (config.mode == Mode::raw) return run_raw(run);
+  if (config.mode == Mode::link) {
+    if (!wire_sizes) fail("pipeline: a link-only run needs the wire sizes of a compressed run");
+    return run_link(run, config, *wire_sizes);
+  }
   if (config.mode == Mode::serial) return run_serial(run, config);
   return run_overlap(run, config);
 }

@@ -45,7 +45,7 @@ constexpr EnumNames<Mode, 3> kModeNames{"mode",
 
 Mode parse_mode(std::string_view text) { return kModeNames.parse(text); }
 
-std::string_view mode_name(Mode mode) { return kModeNames.name(mode); }
+std::string_view mode_name(Mode mode) { return mode == Mode::link ? "link" : kModeNames.name(mode); }
 
 StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> data, const Config& config,
                           std::size_t batch_bytes) {
@@ -89,7 +89,7 @@ StageRates measure_stages(rdma::Endpoint& sender, std::span<const std::byte> dat
   rates.compressed_bytes = compressed;
   // The link alone, carrying exactly these compressed chunks, and what it costs in CPU.
   Config link_only = config;
-  link_only.mode = Mode::raw;
+  link_only.mode = Mode::link;
   start_case(sender, data.size(), link_only);
   const Result link = run_once(sender, data.size(), link_only, &wire_sizes);
   rates.link = bytes / link.seconds;

@@ -107,7 +107,7 @@ CaseRecord read_case(std::span<const std::byte> in, const ServeLimits& limits, s
   CaseRecord record;
   Config& c = record.config;
   const auto mode = load_le<std::uint32_t>(in, 4);
-  in_range<std::uint32_t>("mode", mode, 0, static_cast<std::uint32_t>(Mode::overlap));
+  in_range<std::uint32_t>("mode", mode, 0, static_cast<std::uint32_t>(Mode::link));
   c.mode = static_cast<Mode>(mode);
   c.chunk_bytes = load_le<std::uint64_t>(in, 8);
   in_range<std::size_t>("chunk_bytes", c.chunk_bytes, 1, limits.max_chunk);

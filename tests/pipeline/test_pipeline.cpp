@@ -304,6 +304,8 @@ TEST(Pipeline, UnknownCodecIsRefusedUpFront) {
   // A spec is parsed before a case can carry it; the receiver's own check is CaseRecord's test.
   EXPECT_THROW(parse_codec_spec("lz5"), Error);
   EXPECT_THROW(parse_mode("pipelined"), Error);
+  EXPECT_THROW(parse_mode("link"), Error);  // the stage measurement's own mode, not a case's
+  EXPECT_EQ(mode_name(Mode::link), "link");
 }
 
 TEST(Pipeline, StagesAloneAreMeasured) {

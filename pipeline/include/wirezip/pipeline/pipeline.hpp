@@ -20,13 +20,15 @@
 
 namespace wirezip::pipeline {
 
-enum class Mode { raw, serial, overlap };
+// link: measure_stages' link-only run, a compressed run's chunk sizes through the slots with its
+// notifications and credits, nothing decoded. Not a case mode: parse_mode refuses it.
+enum class Mode { raw, serial, overlap, link };
 Mode parse_mode(std::string_view text);  // "raw" | "serial" | "overlap"
 std::string_view mode_name(Mode mode);
 
 struct Config {
   Mode mode = Mode::overlap;
-  codecs::CodecSpec codec_spec = codecs::parse_codec_spec("bytegroup+huff");  // raw mode: empty (or a codec, for link-only runs)
+  codecs::CodecSpec codec_spec = codecs::parse_codec_spec("bytegroup+huff");  // raw mode: empty (or a codec)
   std::size_t chunk_bytes = 1 << 20;
   std::size_t depth = 8;  // slots on each side, and writes in flight
   int workers = 1;        // compression threads (sender) and decompression threads (receiver)
@@ -86,8 +88,8 @@ void start_case(rdma::Endpoint& sender, std::size_t data_bytes, const Config& co
 // chunk that a run fails to deliver cannot pass verification on bytes an earlier run wrote.
 void prepare_run(rdma::Endpoint& sender, std::uint32_t seed);
 // One run over the whole tensor, which must already be in sender.buffer() at offset 0.
-// `wire_sizes`, when given (one per chunk), turns a raw run into a link-only run moving that many
-// bytes per chunk: the link stage alone, as it carries compressed data.
+// `wire_sizes` (one per chunk) is what a link-mode run moves per chunk: the link stage alone, as
+// it carries compressed data.
 Result run_once(rdma::Endpoint& sender, std::size_t data_bytes, const Config& config,
                 const std::vector<std::size_t>* wire_sizes = nullptr);
 
