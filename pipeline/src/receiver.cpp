@@ -43,7 +43,7 @@ class ReceiverCase {
 
   // One run: every chunk exactly once, then "finished" with the run's report.
   void run(const rdma::Arrival& first);
-  bool decodes() const { return config_.mode == Mode::serial || config_.mode == Mode::overlap; }
+  bool decodes() const { return pipeline::decodes(config_.mode); }
   std::span<std::byte> destination() const { return endpoint_.buffer().bytes().first(record_.data_bytes); }
 
  private:

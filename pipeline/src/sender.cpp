@@ -118,8 +118,9 @@ class SenderRun {
           }
           break;
         case wire::Kind::finished:
-          if ((raw_ ? posted_ : credits_) != chunks_ || finished_)
-            fail("pipeline: the receiver said finished with {} of {} {}", raw_ ? posted_ : credits_, chunks_,
+          // A raw run's chunks are all in place once written; other runs' once credited.
+          if (const std::size_t done = raw_ ? posted_ : credits_; done != chunks_ || finished_)
+            fail("pipeline: the receiver said finished with {} of {} {}", done, chunks_,
                  raw_ ? "chunks written" : "credits back");
           if (arrival->length != wire::kRunReportSize) fail("pipeline: a run report of {} bytes", arrival->length);
           report_ = wire::read_report(slot(0), report_limits());
@@ -189,7 +190,7 @@ class SenderRun {
   wire::ReportLimits report_limits() const {
     const auto wall = static_cast<std::uint64_t>(nanoseconds_since(started_));
     return {.data_bytes = data_bytes_,
-            .raw = config_.mode == Mode::raw || config_.mode == Mode::link,  // nothing decoded
+            .raw = !decodes(config_.mode),
             .wall_ns = wall + wall / 64,
             .workers = config_.mode == Mode::overlap ? config_.workers : 1};
   }

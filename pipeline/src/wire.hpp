@@ -86,7 +86,7 @@ void write_report(const RunReport& report, std::span<std::byte> out);
 // What the sender accepts of a report: the receiver's clocks ran inside the run as the sender
 // timed it, so no time can exceed that wall time (times the threads that add to it).
 struct ReportLimits {
-  std::size_t data_bytes = 0;  // decoded_bytes must be this (or 0 in raw mode)
+  std::size_t data_bytes = 0;  // decoded_bytes must be this (or 0 when raw: nothing decoded, raw or link mode)
   bool raw = false;
   std::uint64_t wall_ns = 0;  // the run so far, on the sender's clock, with room for the two clocks' rates
   int workers = 1;            // the case's decoding workers: decode_ns, hash_ns and decode_cpu_ns add theirs

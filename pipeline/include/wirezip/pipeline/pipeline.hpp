@@ -24,6 +24,8 @@ namespace wirezip::pipeline {
 // notifications and credits, nothing decoded. Not a case mode: parse_mode refuses it.
 enum class Mode { raw, serial, overlap, link };
 Mode parse_mode(std::string_view text);  // "raw" | "serial" | "overlap"
+// Whether the receiver decodes a mode's chunks (serial, overlap) or only takes them (raw, link).
+constexpr bool decodes(Mode mode) { return mode == Mode::serial || mode == Mode::overlap; }
 std::string_view mode_name(Mode mode);
 
 struct Config {
