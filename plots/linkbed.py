@@ -118,6 +118,31 @@ def table(merged):
     return "\n".join(lines)
 
 
+def cores_table(merged):
+    """Where the CPU went on each compressed row, in ns per original byte: the model's parts (w/C,
+    w/D, c_L) beside what both processes spent in the timed runs (`cpu_per_byte`) and what the
+    whole host did (`host_cpu_per_byte`, with its busy share). Where the host was busy throughout,
+    a row under its model spent CPU the model does not count; where it was not, cores sat idle."""
+    lines = ["| dataset | codec | link | bound | w/C | w/D | c_L | model CPU | processes' CPU | host CPU | host busy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for run in merged["runs"]:
+        for c in run["cases"]:
+            if c.get("mode") == "raw" or "error" in c or "cpu_per_byte" not in c:
+                continue
+            rate, decode, _ = model.codec_rates(c)
+            workers = c.get("workers", 1)
+            parts = [workers / rate, workers / decode, c.get("link_cpu_per_byte", 0.0)]
+            host = c.get("host_cpu_per_byte")
+            busy = c.get("host_busy")
+            prediction = predict(c, merged.get("context", {}), run["measured_link"])
+            lines.append(f"| {c['dataset'].split(':')[1]} | {c['codec']} | {run['rate']} | "
+                         f"{binding_bound(c, run['measured_link'], prediction)} | "
+                         + " | ".join(f"{1e9 * v:.3f}" for v in parts + [sum(parts), c["cpu_per_byte"]])
+                         + f" | {'-' if host is None else f'{1e9 * host:.3f}'} | "
+                         f"{'-' if busy is None else f'{100 * busy:.0f}%'} |")
+    return "\n".join(lines)
+
+
 def spread(errors):
     """'median x%, max y%' of the absolute errors."""
     errors = [abs(e) for e in errors]
@@ -168,7 +193,10 @@ def main(argv=None):
                 json.dump(merge(args.runs, args.delay), f, indent=1)
         else:
             with open(args.path) as f:
-                print(table(json.load(f)))
+                merged = json.load(f)
+            print(table(merged))
+            print("\nCPU per original byte (ns), model and measured:\n")
+            print(cores_table(merged))
     except (OSError, ValueError, KeyError) as e:
         print(f"linkbed: {e}", file=sys.stderr)
         return 2

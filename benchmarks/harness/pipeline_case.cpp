@@ -92,6 +92,8 @@ struct CostTotals {
     s.compress += r.sender.compress, s.hash += r.sender.hash, s.post += r.sender.post, s.wait += r.sender.wait;
     s.compress_cpu += r.sender.compress_cpu;
     sum.original_bytes += r.original_bytes;
+    sum.sender_cpu_seconds += r.sender_cpu_seconds, sum.receiver_cpu_seconds += r.receiver_cpu_seconds;
+    sum.host_cpu.busy += r.host_cpu.busy, sum.host_cpu.idle += r.host_cpu.idle, sum.host_cpu.steal += r.host_cpu.steal;
     s.switches += r.sender.switches, s.threads = std::max(s.threads, r.sender.threads);
     auto& d = sum.receiver;
     d.hash += r.receiver.hash, d.wait += r.receiver.wait, d.credit += r.receiver.credit;
@@ -106,6 +108,19 @@ struct CostTotals {
     const double bytes = static_cast<double>(sum.original_bytes);
     if (sum.sender.compress_cpu > 0) state.counters["stage_compress_in_run"] = workers * bytes / sum.sender.compress_cpu;
     if (sum.receiver.decode_cpu > 0) state.counters["stage_decompress_in_run"] = workers * bytes / sum.receiver.decode_cpu;
+    // The CPU both ends spent per original byte in the runs themselves, beside the model's w/C +
+    // w/D + c_L; and the sending host's CPUs meanwhile (everything on it counted): their busy
+    // share of the time the hypervisor gave them, the share it kept (steal), and their busy time
+    // per byte, which exceeds cpu_per_byte by what ran outside the pipeline's processes (softirq
+    // work in kernel threads, anything else on the host).
+    const double cpu = sum.sender_cpu_seconds + (two_hosts ? sum.receiver_cpu_seconds : 0);
+    state.counters["cpu_per_byte"] = cpu / bytes;
+    const auto& host = sum.host_cpu;
+    if (host.busy + host.idle > 0) {
+      state.counters["host_busy"] = host.busy / (host.busy + host.idle);
+      state.counters["host_steal"] = host.steal / (host.busy + host.idle + host.steal);
+      state.counters["host_cpu_per_byte"] = host.busy / bytes;
+    }
     const double n = static_cast<double>(sum.chunks);
     auto us = [&](double seconds) { return seconds * 1e6 / n; };
     state.counters["wall_us_per_chunk"] = us(sum.seconds);

@@ -2,11 +2,16 @@
 // Internal: what a pipeline end reads about its own process around a run, for the cost model
 // (docs/METRICS.md): CPU time, context switches and threads.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "wirezip/pipeline/pipeline.hpp"
 
 namespace wirezip::pipeline {
 
@@ -29,6 +34,25 @@ inline std::uint64_t process_threads() {
   std::uint64_t n = 0;
   for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end; it.increment(error)) ++n;
   return n;
+}
+
+// The whole host's CPU time from /proc/stat's first line (every CPU, every process, interrupts and
+// softirq included): where both ends of a run share one host, what the run left idle. Steal (the
+// hypervisor running another guest) is neither ours nor idle, so it is kept apart. Zeros where
+// /proc/stat cannot be read.
+inline Result::HostCpu host_cpu_seconds() {
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  stat >> label;
+  if (label != "cpu") return {};
+  // user nice system idle iowait irq softirq steal; guest time is already in user and nice.
+  std::uint64_t f[8] = {};
+  for (auto& field : f) stat >> field;
+  if (!stat) return {};
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return {.busy = static_cast<double>(f[0] + f[1] + f[2] + f[5] + f[6]) * tick,
+          .idle = static_cast<double>(f[3] + f[4]) * tick,
+          .steal = static_cast<double>(f[7]) * tick};
 }
 
 // CPU time of the calling thread: what a stage cost, whatever else shared its core meanwhile.

@@ -50,7 +50,8 @@ class SenderRun {
         last_sample_(last_progress_),
         busy_at_start_(endpoint.busy_seconds()),
         cpu_at_start_(process_cpu_ns()),
-        switches_at_start_(process_switches()) {
+        switches_at_start_(process_switches()),
+        host_at_start_(host_cpu_seconds()) {
     if (chunks_ > wire::kMaxValue) fail("pipeline: {} chunks is more than one run can count", chunks_);
     const std::size_t needed = wire::buffer_bytes(config, data_bytes);
     if (needed > endpoint.buffer().bytes().size() || needed > endpoint.remote_buffer_bytes())
@@ -166,6 +167,10 @@ class SenderRun {
     r.decompress_busy = r.decompress_seconds / (r.seconds * workers);
     r.sender_cpu_seconds = static_cast<double>(process_cpu_ns() - cpu_at_start_) * 1e-9;
     r.receiver_cpu_seconds = static_cast<double>(report_.cpu_ns) * 1e-9;
+    const Result::HostCpu host_now = host_cpu_seconds();
+    r.host_cpu = {.busy = host_now.busy - host_at_start_.busy,
+                  .idle = host_now.idle - host_at_start_.idle,
+                  .steal = host_now.steal - host_at_start_.steal};
     r.chunks = chunks_;
     r.sender = {.compress = static_cast<double>(clocks_.compress_ns) * 1e-9,
                 .hash = static_cast<double>(clocks_.hash_ns) * 1e-9,
@@ -221,6 +226,7 @@ class SenderRun {
   Clock::time_point last_progress_, last_sample_;
   const std::optional<double> busy_at_start_;
   const std::uint64_t cpu_at_start_, switches_at_start_;
+  const Result::HostCpu host_at_start_;
   std::uint64_t threads_ = 0;
   SenderClocks clocks_;
 };

@@ -31,6 +31,12 @@ class Loopback(unittest.TestCase):
             self.assertEqual(case["verified"], 1)
             for counter in ["bytes_per_second", "ratio", "compress_busy", "link_busy", "decompress_busy"]:
                 self.assertIn(counter, case)
+            # The runs' own CPU and the host's: both ends' CPU per byte, the host's busy share (from
+            # /proc/stat's clock ticks: a case whose runs saw no tick has none).
+            self.assertGreater(case["cpu_per_byte"], 0)
+            if "host_busy" in case:
+                self.assertTrue(0 <= case["host_busy"] <= 1 and 0 <= case["host_steal"] <= 1, case)
+                self.assertGreaterEqual(case["host_cpu_per_byte"], 0)
             if "/raw/" in case["name"]:
                 self.assertEqual(case["ratio"], 1.0)
             else:
@@ -42,6 +48,7 @@ class Loopback(unittest.TestCase):
                               else ("serial_efficiency", "overlap_efficiency"))
                 self.assertGreater(case[own], 0, own)
                 self.assertNotIn(other, case)
+        self.assertTrue(any("host_busy" in case for case in report["benchmarks"]))
 
     def test_odd_sizes_depth_one_and_two_workers(self):
         result, report = run_json(BENCH, "--transport=mem", "--modes=overlap", "--depth=1", "--workers=2",
@@ -70,6 +77,7 @@ class TwoProcesses(unittest.TestCase):
             for case in report["benchmarks"]:
                 self.assertFalse(case.get("error_occurred"), case.get("error_message"))
                 self.assertEqual(case["verified"], 1)
+                self.assertGreater(case["cpu_per_byte"], 0)  # this process's and the server's, as reported
             self.assertEqual(server.wait(timeout=30), 0)
         finally:
             stop(server)

@@ -146,6 +146,16 @@ class Model(unittest.TestCase):
         merged["runs"][0]["cases"][1]["codec"] = best
         self.assertIn(f"| weights | {best} (declared) | unshaped |", linkbed.table(merged))
 
+    def test_cores_table_puts_the_measured_cpu_beside_the_models_parts(self):
+        text = linkbed.cores_table(self.merged(link_cpu_per_byte=0.4e-9, cpu_per_byte=1.1e-9,
+                                               host_cpu_per_byte=1.2e-9, host_busy=0.97))
+        # w/C = 1/3.9 = 0.256, w/D = 1/4.9 = 0.204, c_L 0.400: 0.860 ns per byte in all
+        self.assertIn("| weights | bytegroup+huff | unshaped | shared cores | 0.256 | 0.204 | 0.400 | 0.860 | 1.100 | "
+                      "1.200 | 97% |", text)
+        self.assertIn("| weights | bytegroup+huff | 1gbit | R L |", text)
+        # a binary without the measured CPU gives no row rather than a made-up one
+        self.assertNotIn("| weights |", linkbed.cores_table(self.merged(link_cpu_per_byte=0.4e-9)))
+
     def test_without_link_cpu_the_table_says_what_it_assumed(self):
         text = linkbed.table(self.merged())
         # c_L = 0: 2 / (1/3.9 + 1/4.9) = 4.34 GB/s, above R L: the shared term no longer decides
@@ -165,10 +175,17 @@ class Model(unittest.TestCase):
 
 class Options(unittest.TestCase):
     def test_an_option_without_a_value_is_refused_in_one_line(self):
-        for args in (["--rates"], ["--codecs", "--size", "8MiB"], ["--out", ""]):
+        for args in (["--rates"], ["--codecs", "--size", "8MiB"], ["--out", ""], ["--chunk"], ["--depth"]):
             result = subprocess.run([LINKBED, *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(result.returncode, 2, args)
             self.assertEqual(result.stderr.strip().splitlines(), [f"linkbed: {args[0]} needs a value"], args)
+
+    def test_a_depth_that_is_not_a_count_is_refused_in_one_line(self):
+        for depth in ("0", "x", "-3"):
+            result = subprocess.run([LINKBED, "--depth", depth], capture_output=True, text=True, timeout=30)
+            self.assertEqual(result.returncode, 2, depth)
+            self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+            self.assertIn("--depth must be a whole number", result.stderr)
 
 
 class Crossover(unittest.TestCase):

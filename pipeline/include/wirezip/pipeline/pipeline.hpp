@@ -66,6 +66,11 @@ struct Result {
   double decompress_seconds = 0;  // the receiver's decoding time, all workers together
   double sender_cpu_seconds = 0;  // this process's CPU time during the run
   double receiver_cpu_seconds = 0;  // the receiving process's, as it reported (the same process in loopback)
+  // The sending host's CPU time over the run, every CPU and process (/proc/stat, in clock ticks):
+  // busy, idle, and stolen by the hypervisor. All 0 where /proc/stat could not be read.
+  struct HostCpu {
+    double busy = 0, idle = 0, steal = 0;  // seconds, summed over the CPUs
+  } host_cpu;
   std::uint64_t chunks = 0;
   // Where each end's time went, summed over the run's chunks (workers together): the cost model
   // of docs/METRICS.md. The sender's come from this process, the receiver's from its run report.
