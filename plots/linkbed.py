@@ -62,7 +62,7 @@ def rows(merged):
             if c.get("mode") == "raw" or "error" in c or c["dataset"] not in raw:
                 continue
             p = predict(c, context, link)
-            out.append({"bound": binding_bound(c, link, p), "rate": run["rate"], "link": link, "dataset": c["dataset"], "codec": c["codec"],
+            out.append({"case": c, "bound": binding_bound(c, link, p), "rate": run["rate"], "link": link, "dataset": c["dataset"], "codec": c["codec"],
                         "raw": raw[c["dataset"]]["bytes_per_second"], "compressed": c["bytes_per_second"],
                         "predicted": p["rate"], "error": c["bytes_per_second"] / p["rate"] - 1,
                         "predicted_free": p["free"], "error_free": c["bytes_per_second"] / p["free"] - 1,
@@ -125,21 +125,18 @@ def cores_table(merged):
     a row under its model spent CPU the model does not count; where it was not, cores sat idle."""
     lines = ["| dataset | codec | link | bound | w/C | w/D | c_L | model CPU | processes' CPU | host CPU | host busy |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for run in merged["runs"]:
-        for c in run["cases"]:
-            if c.get("mode") == "raw" or "error" in c or "cpu_per_byte" not in c:
-                continue
-            rate, decode, _ = model.codec_rates(c)
-            workers = c.get("workers", 1)
-            parts = [workers / rate, workers / decode, c.get("link_cpu_per_byte", 0.0)]
-            host = c.get("host_cpu_per_byte")
-            busy = c.get("host_busy")
-            prediction = predict(c, merged.get("context", {}), run["measured_link"])
-            lines.append(f"| {c['dataset'].split(':')[1]} | {c['codec']} | {run['rate']} | "
-                         f"{binding_bound(c, run['measured_link'], prediction)} | "
-                         + " | ".join(f"{1e9 * v:.3f}" for v in parts + [sum(parts), c["cpu_per_byte"]])
-                         + f" | {'-' if host is None else f'{1e9 * host:.3f}'} | "
-                         f"{'-' if busy is None else f'{100 * busy:.0f}%'} |")
+    for r in rows(merged):
+        c = r["case"]
+        if "cpu_per_byte" not in c:
+            continue
+        compress, decompress, _ = model.codec_rates(c)
+        workers = c.get("workers", 1)
+        parts = [workers / compress, workers / decompress, c.get("link_cpu_per_byte", 0.0)]
+        host, busy = c.get("host_cpu_per_byte"), c.get("host_busy")
+        lines.append(f"| {r['dataset'].split(':')[1]} | {r['codec']} | {r['rate']} | {r['bound']} | "
+                     + " | ".join(f"{1e9 * v:.3f}" for v in parts + [sum(parts), c["cpu_per_byte"]])
+                     + f" | {'-' if host is None else f'{1e9 * host:.3f}'} | "
+                     f"{'-' if busy is None else f'{100 * busy:.0f}%'} |")
     return "\n".join(lines)
 
 

@@ -93,7 +93,7 @@ struct CostTotals {
     s.compress_cpu += r.sender.compress_cpu;
     sum.original_bytes += r.original_bytes;
     sum.sender_cpu_seconds += r.sender_cpu_seconds, sum.receiver_cpu_seconds += r.receiver_cpu_seconds;
-    sum.host_cpu.busy += r.host_cpu.busy, sum.host_cpu.idle += r.host_cpu.idle, sum.host_cpu.steal += r.host_cpu.steal;
+    sum.host_cpu += r.host_cpu;
     s.switches += r.sender.switches, s.threads = std::max(s.threads, r.sender.threads);
     auto& d = sum.receiver;
     d.hash += r.receiver.hash, d.wait += r.receiver.wait, d.credit += r.receiver.credit;

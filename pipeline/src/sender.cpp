@@ -167,10 +167,7 @@ class SenderRun {
     r.decompress_busy = r.decompress_seconds / (r.seconds * workers);
     r.sender_cpu_seconds = static_cast<double>(process_cpu_ns() - cpu_at_start_) * 1e-9;
     r.receiver_cpu_seconds = static_cast<double>(report_.cpu_ns) * 1e-9;
-    const Result::HostCpu host_now = host_cpu_seconds();
-    r.host_cpu = {.busy = host_now.busy - host_at_start_.busy,
-                  .idle = host_now.idle - host_at_start_.idle,
-                  .steal = host_now.steal - host_at_start_.steal};
+    r.host_cpu = host_cpu_seconds() - host_at_start_;
     r.chunks = chunks_;
     r.sender = {.compress = static_cast<double>(clocks_.compress_ns) * 1e-9,
                 .hash = static_cast<double>(clocks_.hash_ns) * 1e-9,

@@ -70,6 +70,13 @@ struct Result {
   // busy, idle, and stolen by the hypervisor. All 0 where /proc/stat could not be read.
   struct HostCpu {
     double busy = 0, idle = 0, steal = 0;  // seconds, summed over the CPUs
+    HostCpu& operator+=(const HostCpu& o) {
+      busy += o.busy, idle += o.idle, steal += o.steal;
+      return *this;
+    }
+    friend HostCpu operator-(const HostCpu& a, const HostCpu& b) {
+      return {.busy = a.busy - b.busy, .idle = a.idle - b.idle, .steal = a.steal - b.steal};
+    }
   } host_cpu;
   std::uint64_t chunks = 0;
   // Where each end's time went, summed over the run's chunks (workers together): the cost model
