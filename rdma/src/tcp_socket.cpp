@@ -178,8 +178,30 @@ std::size_t send_some(const Socket& socket, std::span<const std::byte> bytes) {
   }
 }
 
+// While a long message arrives, poll() wakes the reader only once a good part of its rest is there
+// (SO_RCVLOWAT), not for every segment: each wake-up is a context switch on a host whose cores the
+// link shares with the codecs. Back to one byte when the message is in, so a header never waits.
+class LowWater {
+ public:
+  explicit LowWater(const Socket& socket) : fd_(socket.fd()) {}
+  LowWater(const LowWater&) = delete;
+  LowWater& operator=(const LowWater&) = delete;
+  ~LowWater() { set(1); }
+  void expect(std::size_t rest) { set(rest < kMin ? 1 : static_cast<int>(std::min(rest, kMax))); }
+
+ private:
+  static constexpr std::size_t kMin = std::size_t{64} << 10, kMax = std::size_t{256} << 10;
+  void set(int bytes) {
+    // A refusal costs only the wake-ups this saves: the reader still takes whatever has come.
+    if (bytes != current_ && ::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes) == 0) current_ = bytes;
+  }
+  int fd_;
+  int current_ = 1;
+};
+
 bool recv_all(const Socket& socket, std::span<std::byte> bytes, Millis timeout, std::stop_token stop) {
   const std::size_t wanted = bytes.size();
+  LowWater low_water(socket);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!bytes.empty()) {
     if (stop.stop_requested()) fail("recv: stopped");
@@ -195,6 +217,7 @@ bool recv_all(const Socket& socket, std::span<std::byte> bytes, Millis timeout, 
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) fail("recv: {}", error_text());
+    low_water.expect(bytes.size());
     if (poll_one(socket.fd(), POLLIN, std::min(kSlice, timeout)) == 0) {
       // Idle between messages is fine; a message that stops half way is not.
       if (bytes.size() == wanted && stop.stop_possible()) {

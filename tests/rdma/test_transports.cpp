@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <numeric>
@@ -116,6 +117,41 @@ TEST(Tcp, PeerThatDisappearsIsAnErrorWithinTheTimeout) {
       },
       Error);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+// A long message is received with a raised low-water mark (fewer wake-ups while it arrives); the
+// mark is one byte again once the message is in, so the next frame's header is not held back.
+TEST(Tcp, LowWaterMarkIsOneByteAgainAfterALongMessage) {
+  tcp::Socket listener = tcp::listen_on("127.0.0.1", 0);
+  tcp::Socket client = tcp::connect_to("127.0.0.1", tcp::local_port(listener), 2000ms);
+  tcp::Socket server;
+  std::string peer;
+  bool out_of_descriptors = false;
+  for (int i = 0; i < 2000 && !server; ++i) {
+    server = tcp::accept_waiting(listener, &peer, &out_of_descriptors);
+    if (!server) std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(server);
+  std::vector<std::byte> sent(4 << 20), got(sent.size());
+  fill(sent, 11);
+  std::jthread sender([&] {
+    for (std::size_t at = 0; at < sent.size(); at += 64 << 10) {  // in pieces: the reader waits between them
+      tcp::send_all(client, std::span(sent).subspan(at, 64 << 10), 2000ms);
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  ASSERT_TRUE(tcp::recv_all(server, got, 2000ms));
+  sender.join();
+  EXPECT_EQ(sent, got);
+  int low_water = 0;
+  socklen_t length = sizeof low_water;
+  ASSERT_EQ(getsockopt(server.fd(), SOL_SOCKET, SO_RCVLOWAT, &low_water, &length), 0);
+  EXPECT_EQ(low_water, 1);
+  const std::array<std::byte, 24> header{std::byte{1}};
+  tcp::send_all(client, header, 2000ms);
+  std::array<std::byte, 24> header_got{};
+  ASSERT_TRUE(tcp::recv_all(server, header_got, 2000ms));
+  EXPECT_EQ(header, header_got);
 }
 
 TEST(Tcp, PeerThatNeverAnswersIsAnErrorWithinTheTimeout) {
