@@ -77,15 +77,15 @@ struct DecodeLane : BitReader {
     auto symbols = static_cast<std::uint32_t>(e);  // the first symbol in the low byte
     if constexpr (std::endian::native == std::endian::big) symbols = __builtin_bswap32(symbols);
     std::memcpy(out, &symbols, 4);
-    out += (e >> 32) & 0xff;
-    const unsigned used = (e >> 40) & 0xff;
+    out += e >> 56;
+    const unsigned used = (e >> 48) & 0xff;
     bits >>= used;
     count -= used;
   }
   void decode_one(const DecodeEntry* table) {
     const DecodeEntry e = table[bits & kWindowMask];
     *out++ = static_cast<std::uint8_t>(e);
-    const unsigned used = (e >> 48) & 0xff;
+    const unsigned used = (e >> 32) & 0xff;
     bits >>= used;
     count -= used;
   }
@@ -98,22 +98,66 @@ struct DecodeLane : BitReader {
   }
 };
 
-// The bulk of decoding: all four lanes advance together while each has room for a full round.
-WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {
-  DecodeLane a = lanes[0], b = lanes[1], c = lanes[2], d = lanes[3];
-  while (a.bulk_ready() & b.bulk_ready() & c.bulk_ready() & d.bulk_ready()) {
-    a.refill_unchecked();
-    b.refill_unchecked();
-    c.refill_unchecked();
-    d.refill_unchecked();
-    for (int window = 0; window < 5; ++window) {
-      a.decode_window(table);
-      b.decode_window(table);
-      c.decode_window(table);
-      d.decode_window(table);
-    }
+// Batches of rounds for all four lanes together. A lane's place in its stream is one bit offset
+// from `base`, the start of the buffer all four streams lie in: each round loads 8 bytes there
+// afresh, so no bit buffer or count is carried from round to round, and the four lanes' offsets
+// and output pointers stay in x86-64's 16 registers (four full DecodeLanes spill to the stack every
+// round). The caller has checked that each lane has room for `rounds` rounds, input and output.
+WZ_INLINE void decode_rounds(const std::uint8_t* base, DecodeLane* lanes, std::size_t rounds,
+                             const DecodeEntry* table) {
+  struct Hot {
+    std::size_t at;  // bits of the buffer at `base` already taken
+    std::uint8_t* out;
+  };
+  auto load = [base](const DecodeLane& l) { return Hot{8 * static_cast<std::size_t>(l.in - base) - l.count, l.out}; };
+  // Five windows of <= 11 bits from one load: it leaves at least 57 bits past the offset's bit.
+  // Bit 63 is a marker: the windows read bits 0-54 only, and after the round its place tells how
+  // many bits were taken (the count of leading zeros), so no per-window count is kept.
+  auto fill = [base](const Hot& h) { return (load64(base + (h.at >> 3)) >> (h.at & 7)) | (std::uint64_t{1} << 63); };
+  auto window = [table](Hot& h, std::uint64_t& bits) {
+    const DecodeEntry e = table[bits & kWindowMask];
+    auto symbols = static_cast<std::uint32_t>(e);  // the first symbol in the low byte
+    if constexpr (std::endian::native == std::endian::big) symbols = __builtin_bswap32(symbols);
+    std::memcpy(h.out, &symbols, 4);
+    h.out += e >> 56;
+    bits >>= (e >> 48) & 63;  // the total bits: byte 6 (byte 7 is a multiple of 64 after this shift)
+  };
+  Hot a = load(lanes[0]), b = load(lanes[1]), c = load(lanes[2]), d = load(lanes[3]);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    std::uint64_t ba = fill(a), bb = fill(b), bc = fill(c), bd = fill(d);
+    for (int w = 0; w < 5; ++w) window(a, ba), window(b, bb), window(c, bc), window(d, bd);
+    a.at += std::countl_zero(ba), b.at += std::countl_zero(bb), c.at += std::countl_zero(bc),
+        d.at += std::countl_zero(bd);
   }
-  lanes[0] = a, lanes[1] = b, lanes[2] = c, lanes[3] = d;
+  auto save = [base](DecodeLane& l, const Hot& h) {
+    l.in = base + (h.at >> 3), l.bits = 0, l.count = 0;
+    l.refill();
+    l.take(h.at & 7);
+    l.out = h.out;
+  };
+  save(lanes[0], a), save(lanes[1], b), save(lanes[2], c), save(lanes[3], d);
+}
+
+// The bulk of decoding: all four lanes advance together in batches of rounds that no lane's input
+// or output can overrun (a round takes <= 55 bits, reads 8 bytes where it starts and writes <= 20).
+// The lanes' streams lie in one buffer in lane order, so lane 0's start is every lane's base.
+WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {
+  constexpr std::size_t kRoundBits = 5 * kMaxLength, kRoundOut = 5 * kMaxSymbolsPerEntry, kFewest = 8;
+  const std::uint8_t* base = lanes[0].start;
+  while (true) {
+    std::size_t rounds = SIZE_MAX;
+    for (std::size_t s = 0; s < kStreams; ++s) {
+      const DecodeLane& l = lanes[s];
+      const std::size_t at = 8 * static_cast<std::size_t>(l.in - base) - l.count;
+      // The last round may start at bit `last_load`: 8 bytes from there end at the stream's end.
+      const std::ptrdiff_t room = l.in_end - base - 8;
+      const std::size_t last_load = room >= 0 ? 8 * static_cast<std::size_t>(room) : 0;
+      const std::size_t by_in = room >= 0 && last_load >= at ? (last_load - at) / kRoundBits + 1 : 0;
+      rounds = std::min({rounds, by_in, static_cast<std::size_t>(l.out_end - l.out) / kRoundOut});
+    }
+    if (rounds < kFewest) break;
+    decode_rounds(base, lanes, rounds, table);
+  }
   // Lanes finish unevenly (a run of short codes decodes faster): the rest go on one at a time.
   for (std::size_t s = 0; s < kStreams; ++s) {
     DecodeLane lane = lanes[s];

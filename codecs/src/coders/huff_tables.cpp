@@ -135,7 +135,7 @@ void build_decode_table(const Codes& codes, DecodeEntry* table) {
       used += l;
     }
     const unsigned first = single[window] >> 8;
-    table[window] = entry | (DecodeEntry{n} << 32) | (DecodeEntry{used} << 40) | (DecodeEntry{first} << 48);
+    table[window] = entry | (DecodeEntry{first} << 32) | (DecodeEntry{used} << 48) | (DecodeEntry{n} << 56);
   }
 }
 

@@ -19,7 +19,9 @@ constexpr std::uint32_t code_length(std::uint32_t code) { return code >> 24; }
 constexpr std::uint32_t code_bits(std::uint32_t code) { return code & 0xffffff; }
 
 // Decode table entry for one 11-bit window: the run of up to four whole codes it starts with.
-// Bytes 0-3: the symbols; byte 4: how many; byte 5: their total bits; byte 6: the first one's bits.
+// Bytes 0-3: the symbols; byte 4: the first one's bits; byte 6: their total bits; byte 7: how many.
+// The counts sit where one shift extracts each: no mask for byte 7, and a shift by byte 6 ignores
+// what lies above it.
 using DecodeEntry = std::uint64_t;
 
 // Counts of the bytes in [start, start + block) for start = 0, every, 2 * every, ...
