@@ -65,6 +65,14 @@ WZ_INLINE void encode_bulk_body(EncodeLane* lanes, std::size_t groups, const Pai
   }
 }
 
+// A window's symbols at `out` (always four bytes written); returns the place after those it holds.
+WZ_INLINE std::uint8_t* put_symbols(std::uint8_t* out, DecodeEntry e) {
+  auto symbols = static_cast<std::uint32_t>(e);  // the first symbol in the low byte
+  if constexpr (std::endian::native == std::endian::big) symbols = __builtin_bswap32(symbols);
+  std::memcpy(out, &symbols, 4);
+  return out + (e >> 56);
+}
+
 // One stream decoding into its own part of the plane (BitReader: past the stream's end it reads
 // zeros and counts them, so a corrupt stream is caught by consumed_bits()).
 struct DecodeLane : BitReader {
@@ -74,10 +82,7 @@ struct DecodeLane : BitReader {
   // Decodes up to four symbols; always writes four bytes at `out`.
   WZ_INLINE void decode_window(const DecodeEntry* table) {
     const DecodeEntry e = table[bits & kWindowMask];
-    auto symbols = static_cast<std::uint32_t>(e);  // the first symbol in the low byte
-    if constexpr (std::endian::native == std::endian::big) symbols = __builtin_bswap32(symbols);
-    std::memcpy(out, &symbols, 4);
-    out += e >> 56;
+    out = put_symbols(out, e);
     const unsigned used = (e >> 48) & 0xff;
     bits >>= used;
     count -= used;
@@ -88,6 +93,10 @@ struct DecodeLane : BitReader {
     const unsigned used = (e >> 32) & 0xff;
     bits >>= used;
     count -= used;
+  }
+  // Bits of the buffer at `base` (at or before the stream's start) this lane has taken.
+  WZ_INLINE std::size_t bits_taken_since(const std::uint8_t* base) const {
+    return 8 * static_cast<std::size_t>(in - base) - count;
   }
   // Room for one bulk round: an 8-byte refill, then five windows that each write 4 bytes.
   WZ_INLINE bool bulk_ready() const { return in_end - in >= 8 && out_end - out >= 5 * kMaxSymbolsPerEntry; }
@@ -109,17 +118,14 @@ WZ_INLINE void decode_rounds(const std::uint8_t* base, DecodeLane* lanes, std::s
     std::size_t at;  // bits of the buffer at `base` already taken
     std::uint8_t* out;
   };
-  auto load = [base](const DecodeLane& l) { return Hot{8 * static_cast<std::size_t>(l.in - base) - l.count, l.out}; };
+  auto load = [base](const DecodeLane& l) { return Hot{l.bits_taken_since(base), l.out}; };
   // Five windows of <= 11 bits from one load: it leaves at least 57 bits past the offset's bit.
   // Bit 63 is a marker: the windows read bits 0-54 only, and after the round its place tells how
   // many bits were taken (the count of leading zeros), so no per-window count is kept.
   auto fill = [base](const Hot& h) { return (load64(base + (h.at >> 3)) >> (h.at & 7)) | (std::uint64_t{1} << 63); };
   auto window = [table](Hot& h, std::uint64_t& bits) {
     const DecodeEntry e = table[bits & kWindowMask];
-    auto symbols = static_cast<std::uint32_t>(e);  // the first symbol in the low byte
-    if constexpr (std::endian::native == std::endian::big) symbols = __builtin_bswap32(symbols);
-    std::memcpy(h.out, &symbols, 4);
-    h.out += e >> 56;
+    h.out = put_symbols(h.out, e);
     bits >>= (e >> 48) & 63;  // the total bits: byte 6 (byte 7 is a multiple of 64 after this shift)
   };
   Hot a = load(lanes[0]), b = load(lanes[1]), c = load(lanes[2]), d = load(lanes[3]);
@@ -148,7 +154,7 @@ WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {
     std::size_t rounds = SIZE_MAX;
     for (std::size_t s = 0; s < kStreams; ++s) {
       const DecodeLane& l = lanes[s];
-      const std::size_t at = 8 * static_cast<std::size_t>(l.in - base) - l.count;
+      const std::size_t at = l.bits_taken_since(base);
       // The last round may start at bit `last_load`: 8 bytes from there end at the stream's end.
       const std::ptrdiff_t room = l.in_end - base - 8;
       const std::size_t last_load = room >= 0 ? 8 * static_cast<std::size_t>(room) : 0;
