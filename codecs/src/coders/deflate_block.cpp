@@ -41,22 +41,17 @@ std::vector<CodeLengthSymbol> run_length_code(std::span<const std::uint8_t> leng
   return out;
 }
 
-// Lengths of the code-length code: Huffman from the counts, halved until none is over 7 bits.
+// Lengths of the code-length code: optimal with none over 7 bits.
 std::array<std::uint8_t, 19> code_length_lengths(const std::vector<CodeLengthSymbol>& symbols) {
   huff::Counts counts{};
   for (const CodeLengthSymbol& s : symbols) ++counts[s.symbol];
   // A code needs two symbols; a second one that is never sent costs a few header bits.
   if (std::count_if(counts.begin(), counts.begin() + 19, [](std::uint32_t c) { return c != 0; }) < 2)
     counts[counts[0] ? 1 : 0] = 1;
-  while (true) {
-    const huff::Lengths lengths = huff::code_lengths(counts);
-    if (*std::max_element(lengths.begin(), lengths.begin() + 19) <= kMaxCodeLengthCode) {
-      std::array<std::uint8_t, 19> out{};
-      std::copy_n(lengths.begin(), 19, out.begin());
-      return out;
-    }
-    for (auto& c : counts) c = c ? std::max<std::uint32_t>(1, c / 2) : 0;
-  }
+  const huff::Lengths lengths = huff::code_lengths(counts, kMaxCodeLengthCode);
+  std::array<std::uint8_t, 19> out{};
+  std::copy_n(lengths.begin(), 19, out.begin());
+  return out;
 }
 
 }  // namespace

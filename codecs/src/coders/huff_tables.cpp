@@ -39,40 +39,48 @@ Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& 
   return counts;
 }
 
-// Huffman code lengths; when the longest exceeds kMaxLength, halve the counts (keeping every used
-// symbol at >= 1) and rebuild: rare symbols get shorter codes at a negligible cost in size.
-Lengths code_lengths(Counts count) {
+// Optimal lengths under the limit by package-merge (Larmore and Hirschberg): at each of
+// max_length levels, from the deepest up, the symbols sorted by count are merged with the pairs
+// ("packages") of the level below; the cheapest 2n - 2 items of the top level fix every length,
+// since a symbol's length is the number of levels at which it is among the items chosen. Only
+// how many leaves each level's chosen prefix holds is needed: leaves are taken in count order.
+Lengths code_lengths(const Counts& count, unsigned max_length) {
+  std::array<std::uint8_t, 256> symbols{};
+  unsigned n = 0;
+  for (unsigned s = 0; s < 256; ++s)
+    if (count[s]) symbols[n++] = static_cast<std::uint8_t>(s);
   // A code needs two symbols; callers store one-symbol planes another way.
-  if (std::count_if(count.begin(), count.end(), [](std::uint32_t c) { return c != 0; }) < 2)
-    throw std::logic_error("huff: code_lengths needs at least two symbols");
-  while (true) {
-    using Node = std::pair<std::uint64_t, int>;  // weight, node id
-    std::priority_queue<Node, std::vector<Node>, std::greater<>> queue;
-    std::array<int, 511> parent{};
-    for (int s = 0; s < 256; ++s)
-      if (count[s]) queue.emplace(count[s], s);
-    int next = 256;
-    while (queue.size() > 1) {
-      auto [wa, a] = queue.top();
-      queue.pop();
-      auto [wb, b] = queue.top();
-      queue.pop();
-      parent[a] = parent[b] = next;
-      queue.emplace(wa + wb, next++);
+  if (n < 2) throw std::logic_error("huff: code_lengths needs at least two symbols");
+  if (max_length > 16 || (1u << max_length) < n) throw std::logic_error("huff: code_lengths: limit too short");
+  std::stable_sort(symbols.begin(), symbols.begin() + n,
+                   [&](std::uint8_t a, std::uint8_t b) { return count[a] < count[b]; });
+
+  // Level j's list: weights in merge order, and how many leaves its first k items hold.
+  std::vector<std::vector<std::uint64_t>> weights(max_length);
+  std::vector<std::vector<std::uint16_t>> leaves_before(max_length);
+  std::vector<std::uint64_t> packages;
+  for (unsigned j = 0; j < max_length; ++j) {
+    auto& list = weights[j];
+    auto& leaves = leaves_before[j];
+    list.clear();
+    leaves.assign(1, 0);
+    unsigned leaf = 0, package = 0;
+    while (leaf < n || package < packages.size()) {
+      const bool take_leaf = package == packages.size() || (leaf < n && count[symbols[leaf]] <= packages[package]);
+      list.push_back(take_leaf ? count[symbols[leaf++]] : packages[package++]);
+      leaves.push_back(static_cast<std::uint16_t>(leaf));
     }
-    const int root = next - 1;
-    Lengths lengths{};
-    unsigned longest = 0;
-    for (int s = 0; s < 256; ++s) {
-      if (!count[s]) continue;
-      unsigned depth = 0;
-      for (int node = s; node != root; node = parent[node]) ++depth;
-      lengths[s] = static_cast<std::uint8_t>(depth);
-      longest = std::max(longest, depth);
-    }
-    if (longest <= kMaxLength) return lengths;
-    for (auto& c : count) c = c ? std::max<std::uint32_t>(1, c / 2) : 0;
+    packages.clear();
+    for (std::size_t k = 0; k + 1 < list.size(); k += 2) packages.push_back(list[k] + list[k + 1]);
   }
+  Lengths lengths{};
+  std::size_t chosen = 2 * std::size_t{n} - 2;
+  for (unsigned j = max_length; j-- > 0 && chosen > 0;) {
+    const unsigned leaves = leaves_before[j][chosen];
+    for (unsigned k = 0; k < leaves; ++k) ++lengths[symbols[k]];
+    chosen = 2 * (chosen - leaves);
+  }
+  return lengths;
 }
 
 // Canonical codes, bit-reversed for LSB-first streams; entry = code | length << 24.

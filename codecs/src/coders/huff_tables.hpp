@@ -40,8 +40,9 @@ struct ByteRange {
 // so every byte present has a code. The 7-bit range fits float planes, whose top byte is sign +
 // exponent: both signs share the exponent range, so few symbols that never occur get a code.
 Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range);
-// Huffman code lengths, none longer than kMaxLength.
-Lengths code_lengths(Counts counts);
+// The optimal code lengths for these counts with none longer than max_length (a complete code:
+// Kraft sum exactly 1). Needs two or more nonzero counts and 2^max_length >= their number.
+Lengths code_lengths(const Counts& counts, unsigned max_length = kMaxLength);
 Codes canonical_codes(const Lengths& lengths);
 // Codes for every pair of present symbols, indexed by the two bytes as one little-endian u16.
 // Bits and lengths sit in separate tables: two loads are cheaper than unpacking one.
