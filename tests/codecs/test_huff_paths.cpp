@@ -109,11 +109,14 @@ TEST(HuffPaths, ByteRangeMatchesScalar) {
   for (SimdPath path : available_simd_paths()) {
     const huff::HuffKernels kernels = huff::huff_kernels(path);
     for (std::size_t n = 1; n < 4200; n += n < 200 ? 1 : 97) {
-      // Values from a narrow band, then one planted extreme each way at a random place.
+      // Values from a narrow band, then planted extremes and zeros of either sign at random places.
       Bytes data(n);
       for (auto& b : data) b = static_cast<std::byte>(0x40 + rng() % 16 + (rng() % 2) * 0x80);
       data[rng() % n] = static_cast<std::byte>(rng() % 256);
       data[rng() % n] = static_cast<std::byte>(rng() % 256);
+      if (n % 3 == 0) data[rng() % n] = std::byte{0};
+      if (n % 5 == 0) data[rng() % n] = std::byte{0x80};
+      if (n % 7 == 0) std::fill(data.begin(), data.end(), std::byte{static_cast<unsigned char>(n % 2 * 0x80)});
       const auto* src = reinterpret_cast<const std::uint8_t*>(data.data());
       const huff::ByteRange want = scalar.byte_range(src, n), got = kernels.byte_range(src, n);
       SCOPED_TRACE(::testing::Message() << simd_path_name(path) << ", " << n << " bytes");
@@ -121,6 +124,8 @@ TEST(HuffPaths, ByteRangeMatchesScalar) {
       ASSERT_EQ(got.high, want.high);
       ASSERT_EQ(got.low7, want.low7);
       ASSERT_EQ(got.high7, want.high7);
+      ASSERT_EQ(got.zero, want.zero);
+      ASSERT_EQ(got.negative_zero, want.negative_zero);
     }
   }
 }

@@ -81,7 +81,7 @@ std::array<std::uint8_t, deflate::kLiterals> literal_lengths(const std::uint8_t*
   const ByteRange range = huff_kernels(best_simd_path()).byte_range(src, n);
   // One symbol: it and end-of-block get one bit each. Frames store such planes as constant planes
   // and never get here; this keeps the coder correct for any plane (huff's lengths need two symbols).
-  if (range.low == range.high) {
+  if (single_symbol(range)) {
     out[src[0]] = out[deflate::kEndOfBlock] = 1;
     return out;
   }

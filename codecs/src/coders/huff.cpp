@@ -60,7 +60,7 @@ std::size_t HuffCoder::encode(std::span<const std::byte> src_bytes, std::span<st
     return 1;
   }
   const ByteRange range = kernels_.byte_range(src, n);
-  if (range.low == range.high) {
+  if (single_symbol(range)) {
     dst[0] = kSingleSymbol;
     dst[1] = src[0];
     return 2;

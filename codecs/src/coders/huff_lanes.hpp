@@ -172,18 +172,22 @@ WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {
   }
 }
 
-// The smallest and largest byte, and the same with the sign bit (bit 7) masked off, in plain C++
-// (four min/max reductions the compiler may vectorise for the target it compiles for).
+// ByteRange in plain C++ (min/max and OR reductions the compiler may vectorise for the target it
+// compiles for): a byte whose low 7 bits are zero counts as 0xff for the minima and 0 for the maxima.
 WZ_INLINE ByteRange byte_range_body(const std::uint8_t* src, std::size_t n) {
-  std::uint8_t low = 0xff, high = 0, low7 = 0x7f, high7 = 0;
+  std::uint8_t low = 0xff, high = 0, low7 = 0x7f, high7 = 0, zero = 0, negative_zero = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint8_t b = src[i], b7 = b & 0x7f;
-    low = b < low ? b : low;  // not std::min: a template call may stay out of line in a target clone
-    high = b > high ? b : high;
-    low7 = b7 < low7 ? b7 : low7;
+    const std::uint8_t none = b7 == 0 ? 0xff : 0;  // all ones where the low 7 bits are zero
+    const std::uint8_t for_low = b | none, for_high = b & ~none, for_low7 = b7 | (none & 0x7f);
+    low = for_low < low ? for_low : low;  // not std::min: a template call may stay out of line in a target clone
+    high = for_high > high ? for_high : high;
+    low7 = for_low7 < low7 ? for_low7 : low7;
     high7 = b7 > high7 ? b7 : high7;
+    zero |= b == 0;
+    negative_zero |= b == 0x80;
   }
-  return {low, high, low7, high7};
+  return {low, high, low7, high7, zero != 0, negative_zero != 0};
 }
 
 }  // namespace wirezip::codecs::huff

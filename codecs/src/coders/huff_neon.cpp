@@ -15,26 +15,34 @@ void encode_bulk_neon(EncodeLane* lanes, std::size_t groups, const PairCodes& pa
 void decode_bulk_neon(DecodeLane* lanes, const DecodeEntry* table) { decode_bulk_body(lanes, table); }
 
 ByteRange byte_range_neon(const std::uint8_t* src, std::size_t n) {
-  const uint8x16_t mask7 = vdupq_n_u8(0x7f);
-  uint8x16_t low[2] = {vdupq_n_u8(0xff), vdupq_n_u8(0xff)}, high[2] = {vdupq_n_u8(0), vdupq_n_u8(0)};
-  uint8x16_t low7[2] = {mask7, mask7}, high7[2] = {vdupq_n_u8(0), vdupq_n_u8(0)};
+  const uint8x16_t mask7 = vdupq_n_u8(0x7f), zeros = vdupq_n_u8(0), sign = vdupq_n_u8(0x80);
+  uint8x16_t low[2] = {vdupq_n_u8(0xff), vdupq_n_u8(0xff)}, high[2] = {zeros, zeros};
+  uint8x16_t low7[2] = {mask7, mask7}, high7[2] = {zeros, zeros};
+  uint8x16_t zero[2] = {zeros, zeros}, negative_zero[2] = {zeros, zeros};
   std::size_t i = 0;
   for (; i + 32 <= n; i += 32) {
     for (int k = 0; k < 2; ++k) {
       const uint8x16_t b = vld1q_u8(src + i + 16 * k), b7 = vandq_u8(b, mask7);
-      low[k] = vminq_u8(low[k], b);
-      high[k] = vmaxq_u8(high[k], b);
-      low7[k] = vminq_u8(low7[k], b7);
+      const uint8x16_t none = vceqq_u8(b7, zeros);  // all ones where the low 7 bits are zero
+      low[k] = vminq_u8(low[k], vorrq_u8(b, none));
+      high[k] = vmaxq_u8(high[k], vbicq_u8(b, none));
+      low7[k] = vminq_u8(low7[k], vorrq_u8(b7, vandq_u8(none, mask7)));
       high7[k] = vmaxq_u8(high7[k], b7);
+      zero[k] = vorrq_u8(zero[k], vceqq_u8(b, zeros));
+      negative_zero[k] = vorrq_u8(negative_zero[k], vceqq_u8(b, sign));
     }
   }
-  ByteRange range{vminvq_u8(vminq_u8(low[0], low[1])), vmaxvq_u8(vmaxq_u8(high[0], high[1])),
-                  vminvq_u8(vminq_u8(low7[0], low7[1])), vmaxvq_u8(vmaxq_u8(high7[0], high7[1]))};
-  const ByteRange tail = byte_range_body(src + i, n - i);  // {0xff, 0, 0x7f, 0} when empty
+  ByteRange range{
+      vminvq_u8(vminq_u8(low[0], low[1])),        vmaxvq_u8(vmaxq_u8(high[0], high[1])),
+      vminvq_u8(vminq_u8(low7[0], low7[1])),      vmaxvq_u8(vmaxq_u8(high7[0], high7[1])),
+      vmaxvq_u8(vorrq_u8(zero[0], zero[1])) != 0, vmaxvq_u8(vorrq_u8(negative_zero[0], negative_zero[1])) != 0};
+  const ByteRange tail = byte_range_body(src + i, n - i);  // {0xff, 0, 0x7f, 0, false, false} when empty
   range.low = tail.low < range.low ? tail.low : range.low;
   range.high = tail.high > range.high ? tail.high : range.high;
   range.low7 = tail.low7 < range.low7 ? tail.low7 : range.low7;
   range.high7 = tail.high7 > range.high7 ? tail.high7 : range.high7;
+  range.zero = range.zero || tail.zero;
+  range.negative_zero = range.negative_zero || tail.negative_zero;
   return range;
 }
 

@@ -33,10 +33,16 @@ Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& 
   Counts counts = n < kExactBelow ? histogram(src, n, n, n) : histogram(src, n, kBlock, kEvery);
   for (unsigned s = 0; s < 256; ++s) {
     const unsigned s7 = s & 0x7f;
-    if (s >= range.low && s <= range.high && s7 >= range.low7 && s7 <= range.high7)
+    const bool in_range = s7 != 0 && s >= range.low && s <= range.high && s7 >= range.low7 && s7 <= range.high7;
+    if (in_range || (s == 0 && range.zero) || (s == 0x80 && range.negative_zero))
       counts[s] = std::max<std::uint32_t>(counts[s], 1);
   }
   return counts;
+}
+
+bool single_symbol(const ByteRange& range) {
+  if (range.low <= range.high) return range.low == range.high && !range.zero && !range.negative_zero;
+  return range.zero != range.negative_zero;  // only zeros: of one sign
 }
 
 // Optimal lengths under the limit by package-merge (Larmore and Hirschberg): at each of

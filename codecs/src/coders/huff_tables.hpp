@@ -27,18 +27,25 @@ using DecodeEntry = std::uint64_t;
 // Counts of the bytes in [start, start + block) for start = 0, every, 2 * every, ...
 Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t block, std::size_t every);
 
-// The smallest and largest byte, and the same with the sign bit (bit 7) masked off
-// (HuffKernels::byte_range computes it).
+// Which bytes a plane holds, coarsely (HuffKernels::byte_range computes it): the smallest and
+// largest byte, and the same with the sign bit (bit 7) masked off, over the bytes whose low 7 bits
+// are not all zero; and whether 0x00 and 0x80 (a float's +0 and -0) occur. Zeros stand apart: a
+// plane of exponents with a few zeros would otherwise span every exponent below its smallest.
+// With no byte of nonzero low 7 bits, low > high.
 struct ByteRange {
   std::uint8_t low, high, low7, high7;
+  bool zero, negative_zero;
 };
+// True when the plane holds one byte value only (src[0], for a plane that is not empty).
+bool single_symbol(const ByteRange& range);
 
 // The counts the code is built from. Small planes are counted exactly; large ones from a sample of
 // an eighth of their bytes (code lengths need proportions, not exact counts; on 64 MiB of synthetic
 // weights an eighth codes them as well as a quarter, within 10^-4 in ratio, for half the counting).
-// Every symbol inside `range` (both ways: whole byte, and low 7 bits) gets a count of at least 1,
-// so every byte present has a code. The 7-bit range fits float planes, whose top byte is sign +
-// exponent: both signs share the exponent range, so few symbols that never occur get a code.
+// Every symbol inside `range` (both ways: whole byte, and low 7 bits), and 0x00 and 0x80 where they
+// occur, gets a count of at least 1, so every byte present has a code. The 7-bit range fits float
+// planes, whose top byte is sign + exponent: both signs share the exponent range, so few symbols
+// that never occur get a code (each one takes 2^-11 of the code space from those that do).
 Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range);
 // The optimal code lengths for these counts with none longer than max_length (a complete code:
 // Kraft sum exactly 1). Needs two or more nonzero counts and 2^max_length >= their number.

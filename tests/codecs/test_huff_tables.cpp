@@ -1,5 +1,6 @@
 // The Huffman code builder: lengths under the limit form a complete prefix code (what the window
-// table needs) and cost no more than any other code under the same limit.
+// table needs) and cost no more than any other code under the same limit; the counts they are built
+// from give every byte of the plane a code and few bytes that never occur one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "coders/huff_kernels.hpp"
 #include "coders/huff_tables.hpp"
 
 namespace wirezip::codecs::huff {
@@ -120,6 +122,67 @@ TEST(HuffLengths, EveryByteAtTheLimitAndTooFewSymbols) {
   Counts one{};
   one[9] = 100;
   EXPECT_THROW(code_lengths(one), std::logic_error);
+}
+
+// ByteRange by its definition, against the portable kernel: ranges over the bytes whose low 7 bits
+// are not zero, and flags for 0x00 and 0x80.
+TEST(HuffByteRange, ScalarKernelMatchesTheDefinition) {
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<std::uint8_t> plane(1 + rng() % 300);
+    const unsigned band = rng() % 256, width = 1 + rng() % 40;
+    for (auto& b : plane) b = static_cast<std::uint8_t>(rng() % 4 == 0 ? (rng() % 2) * 0x80 : band + rng() % width);
+    ByteRange want{0xff, 0, 0x7f, 0, false, false};
+    for (std::uint8_t b : plane) {
+      const std::uint8_t b7 = b & 0x7f;
+      want.zero |= b == 0;
+      want.negative_zero |= b == 0x80;
+      if (b7 == 0) continue;
+      want.low = std::min(want.low, b), want.high = std::max(want.high, b);
+      want.low7 = std::min(want.low7, b7), want.high7 = std::max(want.high7, b7);
+    }
+    const ByteRange got = scalar_huff_kernels().byte_range(plane.data(), plane.size());
+    ASSERT_EQ(got.low, want.low) << "trial " << trial;
+    ASSERT_EQ(got.high, want.high) << "trial " << trial;
+    ASSERT_EQ(got.low7, want.low7) << "trial " << trial;
+    ASSERT_EQ(got.high7, want.high7) << "trial " << trial;
+    ASSERT_EQ(got.zero, want.zero) << "trial " << trial;
+    ASSERT_EQ(got.negative_zero, want.negative_zero) << "trial " << trial;
+    // Every byte present gets a count, sampled or not.
+    const Counts counts = estimate_counts(plane.data(), plane.size(), got);
+    for (std::uint8_t b : plane) ASSERT_GT(counts[b], 0u) << "byte " << int{b} << ", trial " << trial;
+  }
+}
+
+// A plane of exponents 100-120 with zeros among them: no code for the exponents in between that
+// never occur (each would take 2^-11 of the code space from those that do).
+TEST(HuffByteRange, ZerosDoNotWidenTheRange) {
+  std::vector<std::uint8_t> plane(1 << 17);
+  std::mt19937 rng(29);
+  for (auto& b : plane) b = static_cast<std::uint8_t>(rng() % 50 == 0 ? 0 : 100 + rng() % 21);
+  const ByteRange range = scalar_huff_kernels().byte_range(plane.data(), plane.size());
+  EXPECT_TRUE(range.zero);
+  EXPECT_FALSE(range.negative_zero);
+  EXPECT_EQ(range.low, 100);
+  const Counts counts = estimate_counts(plane.data(), plane.size(), range);
+  EXPECT_GT(counts[0], 0u);
+  for (unsigned s = 1; s < 100; ++s) EXPECT_EQ(counts[s], 0u) << "symbol " << s;
+  for (unsigned s = 121; s < 256; ++s) EXPECT_EQ(counts[s], 0u) << "symbol " << s;
+}
+
+TEST(HuffByteRange, SingleSymbolPlanes) {
+  auto single = [](std::vector<std::uint8_t> plane) {
+    return single_symbol(scalar_huff_kernels().byte_range(plane.data(), plane.size()));
+  };
+  EXPECT_TRUE(single({0, 0, 0}));
+  EXPECT_TRUE(single({0x80, 0x80}));
+  EXPECT_TRUE(single({0x42, 0x42}));
+  EXPECT_TRUE(single({0xff}));
+  EXPECT_FALSE(single({0, 0x80}));
+  EXPECT_FALSE(single({0x42, 0}));
+  EXPECT_FALSE(single({0x42, 0x80}));
+  EXPECT_FALSE(single({0x42, 0x43}));
+  EXPECT_FALSE(single({0x42, 0xc2}));
 }
 
 }  // namespace
