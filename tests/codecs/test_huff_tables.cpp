@@ -185,5 +185,23 @@ TEST(HuffByteRange, SingleSymbolPlanes) {
   EXPECT_FALSE(single({0x42, 0xc2}));
 }
 
+// Blocks only where a code per half or per quarter saves more than the tables cost.
+TEST(HuffBlocks, ChosenWhereQuartersDiffer) {
+  std::mt19937 rng(31);
+  auto quarter = [&](unsigned base, unsigned spread) {
+    Counts c{};
+    for (int i = 0; i < 8192; ++i) ++c[base + rng() % spread * (rng() % 3)];
+    return c;
+  };
+  const std::size_t n = 4 * 65536;  // sampled one in eight
+  EXPECT_EQ(blocks_worth_coding({quarter(100, 9), quarter(100, 9), quarter(100, 9), quarter(100, 9)}, n), 1u);
+  EXPECT_EQ(blocks_worth_coding({quarter(100, 9), quarter(100, 9), quarter(140, 9), quarter(140, 9)}, n), 2u);
+  EXPECT_EQ(blocks_worth_coding({quarter(100, 9), quarter(120, 9), quarter(140, 9), quarter(160, 9)}, n), 4u);
+  // A shift too small to pay for a second table.
+  Counts a = quarter(100, 9), b = a;
+  ++b[150];
+  EXPECT_EQ(blocks_worth_coding({a, a, b, b}, n), 1u);
+}
+
 }  // namespace
 }  // namespace wirezip::codecs::huff

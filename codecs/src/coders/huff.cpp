@@ -7,8 +7,17 @@
 // in bench_codec, and none codes the bf16 exponent plane fast enough to match blosc's throughput.
 // Huffman loses well under 0.05 bit/byte to the order-0 bound on these planes.
 //
-// Coded plane: format byte | 256 code lengths, 4 bits each (128 bytes) | sizes of streams 0-2 (u32 LE)
-// | 4 LSB-first bit streams. Stream s codes symbols [s*q, (s+1)*q), q = n/4; the last takes the rest.
+// Coded plane, by its first byte:
+//   0 empty | 1 single symbol: the symbol
+//   2 Huffman: 256 code lengths, 4 bits each (128 bytes) | STREAMS
+//   3 Huffman: first and last symbol with a code | their code lengths, 4 bits each (low nibble first)
+//     | STREAMS
+//   4 blocks: count B (2 or 4) | coded sizes of blocks 0..B-2 (u32 LE) | B planes of format 1-3.
+//     With q = n/4, block b holds symbols [b*(4/B)*q, (b+1)*(4/B)*q); the last takes the rest.
+// STREAMS: sizes of streams 0-2 (u32 LE) | 4 LSB-first bit streams. Stream s codes symbols
+// [s*q, (s+1)*q), q = n/4; the last takes the rest.
+// Blocks are for planes whose statistics shift along them (a chunk that spans tensors): each block
+// gets its own code when the sampled counts say that saves more than the tables cost.
 #include <cstring>
 
 #include "coders/huff_kernels.hpp"
@@ -20,9 +29,10 @@ namespace {
 
 using namespace huff;
 
-constexpr std::size_t kLengthsOffset = 1, kSizesOffset = 1 + 128;
-constexpr std::size_t kHeaderSize = kSizesOffset + 4 * (kStreams - 1);
-enum Format : std::uint8_t { kEmpty = 0, kSingleSymbol = 1, kHuffman = 2 };
+constexpr std::size_t kSizesBytes = 4 * (kStreams - 1);
+constexpr std::size_t kLongestHeader = 1 + 128 + kSizesBytes;  // format 2; format 3 is at most 2 bytes more
+constexpr std::size_t kMaxBlocks = 4;
+enum Format : std::uint8_t { kEmpty = 0, kSingleSymbol = 1, kHuffman = 2, kHuffmanRange = 3, kBlocks = 4 };
 
 std::uint32_t load32(const std::uint8_t* p) {
   return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
@@ -31,20 +41,34 @@ void store32(std::uint8_t* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
-std::array<std::size_t, kStreams + 1> stream_bounds(std::size_t n) {
-  const std::size_t q = n / kStreams;
-  return {0, q, 2 * q, 3 * q, n};
+// Where the 4 streams of a block, or the 1, 2 or 4 blocks of a plane, start: at multiples of a
+// quarter (rounded down), so that blocks are whole quarters; the last runs to the end.
+std::array<std::size_t, 5> quarter_bounds(std::size_t n, std::size_t parts = 4) {
+  std::array<std::size_t, 5> bounds{};
+  for (std::size_t k = 0; k < parts; ++k) bounds[k] = k * (4 / parts) * (n / 4);
+  bounds[parts] = n;
+  return bounds;
 }
+static_assert(kStreams == 4);
 
 class HuffCoder final : public PlaneCoder {
  public:
   explicit HuffCoder(SimdPath path) : kernels_(huff_kernels(path)) {}
   CoderId id() const override { return CoderId::huff; }
-  std::size_t bound(std::size_t n) const override { return kHeaderSize + n * kMaxLength / 8 + 16 * kStreams; }
+  std::size_t bound(std::size_t n) const override {
+    return 2 + 4 * kMaxBlocks + kMaxBlocks * (kLongestHeader + 2 + 16 * kStreams) + n * kMaxLength / 8;
+  }
   std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override;
   void decode(std::span<const std::byte> src, std::span<std::byte> dst) override;
 
  private:
+  // One block: format 1 or 3, from the block's sampled counts and byte range.
+  std::size_t encode_block(const std::uint8_t* src, std::size_t n, Counts counts, const ByteRange& range,
+                           std::uint8_t* dst);
+  void decode_block(const std::uint8_t* src, std::size_t size, std::uint8_t* dst, std::size_t n);
+  void decode_streams(const std::uint8_t* src, std::size_t size, std::size_t offset, const Lengths& lengths,
+                      std::uint8_t* dst, std::size_t n);
+
   HuffKernels kernels_;
   std::array<std::vector<std::uint8_t>, kStreams> scratch_;  // one bit stream each, then copied out
   PairCodes pair_codes_;
@@ -59,27 +83,74 @@ std::size_t HuffCoder::encode(std::span<const std::byte> src_bytes, std::span<st
     dst[0] = kEmpty;
     return 1;
   }
-  const ByteRange range = kernels_.byte_range(src, n);
+  // Counts and byte range per quarter: the plane's own are their sums, and they say whether a code
+  // per half or per quarter pays.
+  const auto quarters = quarter_bounds(n);
+  std::array<Counts, kMaxBlocks> counts;
+  std::array<ByteRange, kMaxBlocks> ranges;
+  for (std::size_t q = 0; q < kMaxBlocks; ++q) {
+    counts[q] = sample_counts(src + quarters[q], quarters[q + 1] - quarters[q], n < kExactBelow);
+    ranges[q] = kernels_.byte_range(src + quarters[q], quarters[q + 1] - quarters[q]);
+  }
+  const std::size_t blocks = n >= kMinBlockSymbols * kMaxBlocks ? blocks_worth_coding(counts, n) : 1;
+  if (blocks == 1) {
+    Counts all{};
+    ByteRange range = ranges[0];
+    for (std::size_t q = 0; q < kMaxBlocks; ++q) {
+      for (int s = 0; s < 256; ++s) all[s] += counts[q][s];
+      range = merge(range, ranges[q]);
+    }
+    return encode_block(src, n, all, range, dst);
+  }
+  dst[0] = kBlocks;
+  dst[1] = static_cast<std::uint8_t>(blocks);
+  const auto bounds = quarter_bounds(n, blocks);
+  std::uint8_t* out = dst + 2 + 4 * (blocks - 1);
+  const std::size_t per_block = kMaxBlocks / blocks;  // quarters per block
+  for (std::size_t b = 0; b < blocks; ++b) {
+    Counts block_counts{};
+    ByteRange range = ranges[b * per_block];
+    for (std::size_t q = b * per_block; q < (b + 1) * per_block; ++q) {
+      for (int s = 0; s < 256; ++s) block_counts[s] += counts[q][s];
+      range = merge(range, ranges[q]);
+    }
+    const std::size_t size = encode_block(src + bounds[b], bounds[b + 1] - bounds[b], block_counts, range, out);
+    if (b + 1 < blocks) store32(dst + 2 + 4 * b, static_cast<std::uint32_t>(size));
+    out += size;
+  }
+  return static_cast<std::size_t>(out - dst);
+}
+
+std::size_t HuffCoder::encode_block(const std::uint8_t* src, std::size_t n, Counts counts, const ByteRange& range,
+                                    std::uint8_t* dst) {
   if (single_symbol(range)) {
     dst[0] = kSingleSymbol;
     dst[1] = src[0];
     return 2;
   }
-  const Lengths lengths = code_lengths(estimate_counts(src, n, range));
+  give_every_byte_a_count(counts, range);
+  const Lengths lengths = code_lengths(counts);
   const Codes codes = canonical_codes(lengths);
   build_pair_codes(codes, pair_codes_);
-  dst[0] = kHuffman;
-  for (int i = 0; i < 128; ++i)
-    dst[kLengthsOffset + i] = static_cast<std::uint8_t>(lengths[2 * i] | (lengths[2 * i + 1] << 4));
+  int first = 0, last = 255;
+  while (!lengths[first]) ++first;
+  while (!lengths[last]) --last;
+  dst[0] = kHuffmanRange;
+  dst[1] = static_cast<std::uint8_t>(first);
+  dst[2] = static_cast<std::uint8_t>(last);
+  std::uint8_t* out = dst + 3;
+  for (int s = first; s <= last; s += 2)
+    *out++ = static_cast<std::uint8_t>(lengths[s] | (s + 1 <= last ? lengths[s + 1] << 4 : 0));
+  std::uint8_t* sizes = out;
+  out += kSizesBytes;
 
-  const auto bounds = stream_bounds(n);
+  const auto bounds = quarter_bounds(n);
   std::array<EncodeLane, kStreams> lanes;
   for (std::size_t s = 0; s < kStreams; ++s) {
     scratch_[s].resize((bounds[s + 1] - bounds[s]) * kMaxLength / 8 + 16);
     lanes[s] = {src + bounds[s], scratch_[s].data()};
   }
   kernels_.encode_bulk(lanes.data(), bounds[1] / 4, pair_codes_);
-  std::uint8_t* out = dst + kHeaderSize;
   for (std::size_t s = 0; s < kStreams; ++s) {
     EncodeLane& lane = lanes[s];
     for (const std::uint8_t* end = src + bounds[s + 1]; lane.in < end; ++lane.in) {
@@ -88,7 +159,7 @@ std::size_t HuffCoder::encode(std::span<const std::byte> src_bytes, std::span<st
     }
     lane.finish();
     const std::size_t size = static_cast<std::size_t>(lane.out - scratch_[s].data());
-    if (s + 1 < kStreams) store32(dst + kSizesOffset + 4 * s, static_cast<std::uint32_t>(size));
+    if (s + 1 < kStreams) store32(sizes + 4 * s, static_cast<std::uint32_t>(size));
     std::memcpy(out, scratch_[s].data(), size);
     out += size;
   }
@@ -101,26 +172,59 @@ void HuffCoder::decode(std::span<const std::byte> src_bytes, std::span<std::byte
   const std::size_t n = dst_bytes.size(), size = src_bytes.size();
   if (size == 0) fail("corrupt frame: empty huff plane");
   if (src[0] == kEmpty && size == 1 && n == 0) return;
-  if (src[0] == kSingleSymbol && size == 2 && n > 0) return void(std::memset(dst, src[1], n));
-  if (src[0] != kHuffman || size < kHeaderSize || n < 2)
-    fail("corrupt frame: huff plane header (format {}, {} bytes for {} symbols)", src[0], size, n);
+  if (src[0] != kBlocks) return decode_block(src, size, dst, n);
 
+  const std::size_t blocks = size >= 2 ? src[1] : 0;
+  if ((blocks != 2 && blocks != 4) || size < 2 + 4 * (blocks - 1) || n < 4)
+    fail("corrupt frame: huff plane header (format {}, {} blocks, {} bytes for {} symbols)", src[0], blocks, size, n);
+  const auto bounds = quarter_bounds(n, blocks);
+  std::size_t offset = 2 + 4 * (blocks - 1);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t block_size = b + 1 < blocks ? load32(src + 2 + 4 * b) : size - offset;
+    if (block_size > size - offset) fail("corrupt frame: huff block {} runs past the plane", b);
+    decode_block(src + offset, block_size, dst + bounds[b], bounds[b + 1] - bounds[b]);
+    offset += block_size;
+  }
+}
+
+void HuffCoder::decode_block(const std::uint8_t* src, std::size_t size, std::uint8_t* dst, std::size_t n) {
+  if (size == 0) fail("corrupt frame: empty huff block");
+  if (src[0] == kSingleSymbol && size == 2 && n > 0) return void(std::memset(dst, src[1], n));
+  Lengths lengths{};
+  std::size_t header = 0;
+  if (src[0] == kHuffman && size >= kLongestHeader) {
+    for (int s = 0; s < 256; ++s) lengths[s] = (src[1 + s / 2] >> (4 * (s % 2))) & 0xf;
+    header = 1 + 128;
+  } else if (src[0] == kHuffmanRange && size >= 3 && src[1] <= src[2]) {
+    const unsigned first = src[1], last = src[2];
+    header = 3 + (last - first + 2) / 2;
+    if (size >= header + kSizesBytes)
+      for (unsigned s = first; s <= last; ++s) lengths[s] = (src[3 + (s - first) / 2] >> (4 * ((s - first) % 2))) & 0xf;
+    else
+      header = 0;
+  }
+  if (header == 0 || n < 2)
+    fail("corrupt frame: huff plane header (format {}, {} bytes for {} symbols)", src[0], size, n);
+  decode_streams(src, size, header, lengths, dst, n);
+}
+
+void HuffCoder::decode_streams(const std::uint8_t* src, std::size_t size, std::size_t offset, const Lengths& lengths,
+                               std::uint8_t* dst, std::size_t n) {
   // Only complete prefix codes are accepted, so every window decodes to real symbols.
   std::uint32_t kraft = 0;
-  Lengths lengths;
   for (int s = 0; s < 256; ++s) {
-    lengths[s] = (src[kLengthsOffset + s / 2] >> (4 * (s % 2))) & 0xf;
     if (lengths[s] > kMaxLength) fail("corrupt frame: huff code length {} > {}", lengths[s], kMaxLength);
     if (lengths[s]) kraft += 1u << (kMaxLength - lengths[s]);
   }
   if (kraft != (1u << kMaxLength)) fail("corrupt frame: huff code lengths do not form a complete code");
   build_decode_table(canonical_codes(lengths), table_.data());
 
-  const auto bounds = stream_bounds(n);
+  const std::uint8_t* sizes = src + offset;
+  offset += kSizesBytes;
+  const auto bounds = quarter_bounds(n);
   std::array<DecodeLane, kStreams> lanes;
-  std::size_t offset = kHeaderSize;
   for (std::size_t s = 0; s < kStreams; ++s) {
-    const std::size_t stream_size = s + 1 < kStreams ? load32(src + kSizesOffset + 4 * s) : size - offset;
+    const std::size_t stream_size = s + 1 < kStreams ? load32(sizes + 4 * s) : size - offset;
     if (stream_size > size - offset) fail("corrupt frame: huff stream {} runs past the plane", s);
     lanes[s] = {{src + offset, src + offset, src + offset + stream_size}, dst + bounds[s], dst + bounds[s + 1]};
     offset += stream_size;

@@ -1,6 +1,7 @@
 #include "coders/huff_tables.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <queue>
 #include <stdexcept>
@@ -26,18 +27,73 @@ Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t block, std:
   return sub[0];
 }
 
-Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range) {
+Counts sample_counts(const std::uint8_t* src, std::size_t n, bool exact) {
   // Contiguous 256-byte blocks, one in eight: a strided sample would see only one byte position of
   // data with a period of 2 or 4 (interleaved bf16 or fp32).
-  constexpr std::size_t kExactBelow = 64 << 10, kBlock = 256, kEvery = 8 * kBlock;
-  Counts counts = n < kExactBelow ? histogram(src, n, n, n) : histogram(src, n, kBlock, kEvery);
+  constexpr std::size_t kBlock = 256, kEvery = 8 * kBlock;
+  return exact ? histogram(src, n, n, n) : histogram(src, n, kBlock, kEvery);
+}
+
+Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range) {
+  Counts counts = sample_counts(src, n, n < kExactBelow);
+  give_every_byte_a_count(counts, range);
+  return counts;
+}
+
+void give_every_byte_a_count(Counts& counts, const ByteRange& range) {
   for (unsigned s = 0; s < 256; ++s) {
     const unsigned s7 = s & 0x7f;
     const bool in_range = s7 != 0 && s >= range.low && s <= range.high && s7 >= range.low7 && s7 <= range.high7;
     if (in_range || (s == 0 && range.zero) || (s == 0x80 && range.negative_zero))
       counts[s] = std::max<std::uint32_t>(counts[s], 1);
   }
-  return counts;
+}
+
+ByteRange merge(const ByteRange& a, const ByteRange& b) {
+  return {std::min(a.low, b.low),     std::max(a.high, b.high), std::min(a.low7, b.low7),
+          std::max(a.high7, b.high7), a.zero || b.zero,         a.negative_zero || b.negative_zero};
+}
+
+namespace {
+
+// Order-0 bits of the counted symbols, and what a table for them costs (format 3 in huff.cpp: its
+// symbol range at 4 bits each, 3 bytes and the stream sizes), in the same units.
+double order0_bits(const Counts& counts) {
+  double total = 0, bits = 0;
+  for (std::uint32_t c : counts) total += c;
+  for (std::uint32_t c : counts)
+    if (c) bits += c * std::log2(total / c);
+  return bits;
+}
+double table_bits(const Counts& counts) {
+  int first = 0, last = 255;
+  while (first < 255 && !counts[first]) ++first;
+  while (last > first && !counts[last]) --last;
+  return 8.0 * (3 + (last - first + 2) / 2 + 12);
+}
+
+}  // namespace
+
+std::size_t blocks_worth_coding(const std::array<Counts, 4>& quarters, std::size_t n) {
+  std::array<Counts, 2> halves{};
+  Counts all{};
+  std::uint64_t sampled = 0;
+  for (std::size_t q = 0; q < 4; ++q)
+    for (int s = 0; s < 256; ++s) {
+      halves[q / 2][s] += quarters[q][s];
+      all[s] += quarters[q][s];
+      sampled += quarters[q][s];
+    }
+  if (sampled == 0) return 1;
+  // The counts are of a sample; the tables' bytes are whole.
+  const double per_sampled = static_cast<double>(n) / static_cast<double>(sampled);
+  auto cost = [&](const Counts& c) { return per_sampled * order0_bits(c) + table_bits(c); };
+  const double one = cost(all), two = cost(halves[0]) + cost(halves[1]);
+  double four = 0;
+  for (const Counts& q : quarters) four += cost(q);
+  const double best = std::min(two, four);
+  if (best > one * 0.998) return 1;
+  return four <= two ? 4 : 2;
 }
 
 bool single_symbol(const ByteRange& range) {

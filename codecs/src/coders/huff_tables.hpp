@@ -38,6 +38,8 @@ struct ByteRange {
 };
 // True when the plane holds one byte value only (src[0], for a plane that is not empty).
 bool single_symbol(const ByteRange& range);
+// The range of two pieces of a plane together.
+ByteRange merge(const ByteRange& a, const ByteRange& b);
 
 // The counts the code is built from. Small planes are counted exactly; large ones from a sample of
 // an eighth of their bytes (code lengths need proportions, not exact counts; on 64 MiB of synthetic
@@ -47,6 +49,18 @@ bool single_symbol(const ByteRange& range);
 // planes, whose top byte is sign + exponent: both signs share the exponent range, so few symbols
 // that never occur get a code (each one takes 2^-11 of the code space from those that do).
 Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range);
+// The two steps of estimate_counts: the counts of the sample (every byte when `exact`), then a
+// count of at least 1 for every symbol in `range`.
+Counts sample_counts(const std::uint8_t* src, std::size_t n, bool exact);
+void give_every_byte_a_count(Counts& counts, const ByteRange& range);
+inline constexpr std::size_t kExactBelow = 64 << 10;  // planes shorter than this are counted exactly
+
+// A plane may be coded as 1, 2 or 4 blocks of its own code each (huff.cpp), each at least this long.
+inline constexpr std::size_t kMinBlockSymbols = 32 << 10;
+// How many blocks pay for their code tables, from the sampled counts of the four quarters of a plane
+// of n symbols: 2 or 4 when the order-0 bits of halves or quarters (with a table's cost for each)
+// are below the plane's own by more than 0.2%, else 1.
+std::size_t blocks_worth_coding(const std::array<Counts, 4>& quarters, std::size_t n);
 // The optimal code lengths for these counts with none longer than max_length (a complete code:
 // Kraft sum exactly 1). Needs two or more nonzero counts and 2^max_length >= their number.
 Lengths code_lengths(const Counts& counts, unsigned max_length = kMaxLength);
