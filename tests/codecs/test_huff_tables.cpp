@@ -203,5 +203,38 @@ TEST(HuffBlocks, ChosenWhereQuartersDiffer) {
   EXPECT_EQ(blocks_worth_coding({a, a, b, b}, n), 1u);
 }
 
+// The window table against decoding each window code by code, for codes of every shape: skewed
+// (runs of four short codes), flat (one 8-bit code per window) and at the 11-bit limit.
+TEST(HuffDecodeTable, EveryWindowDecodesAsCodeByCode) {
+  std::mt19937 rng(37);
+  for (int trial = 0; trial < 200; ++trial) {
+    Counts counts{};
+    const unsigned used = 2 + rng() % 255;
+    for (unsigned k = 0; k < used; ++k) counts[rng() % 256] = 1 + (trial % 3 == 0 ? 1000 : 1u << (rng() % 20));
+    if (std::count_if(counts.begin(), counts.end(), [](std::uint32_t c) { return c != 0; }) < 2) continue;
+    const Codes codes = canonical_codes(code_lengths(counts));
+    std::vector<DecodeEntry> table(kWindowMask + 1);
+    build_decode_table(codes, table.data());
+    for (std::uint32_t window = 0; window <= kWindowMask; ++window) {
+      DecodeEntry want = 0;
+      unsigned used_bits = 0, n = 0, first = 0;
+      while (n < kMaxSymbolsPerEntry) {
+        int symbol = -1;  // the code at the window's next bits
+        for (int s = 0; s < 256 && symbol < 0; ++s) {
+          const std::uint32_t l = code_length(codes[s]);
+          if (l && ((window >> used_bits) & ((1u << l) - 1)) == code_bits(codes[s])) symbol = s;
+        }
+        const unsigned l = code_length(codes[symbol]);
+        if (used_bits + l > kMaxLength) break;
+        if (n == 0) first = l;
+        want |= static_cast<DecodeEntry>(symbol) << (8 * n++);
+        used_bits += l;
+      }
+      want |= (DecodeEntry{first} << 32) | (DecodeEntry{used_bits} << 48) | (DecodeEntry{n} << 56);
+      ASSERT_EQ(table[window], want) << "trial " << trial << ", window " << window;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace wirezip::codecs::huff

@@ -1,0 +1,193 @@
+"""Real trained weights as safetensors files of one float type each, for bench_codec's real-file figures.
+
+    scripts/real-weights OUT_DIR MODEL...
+
+MODEL is a safetensors file (F32, F16 or BF16 tensors) or an ncnn model's .bin with its .param beside
+it (the format of the ncnn-vulkan upscalers and frame interpolators on GitHub, whose weights are
+committed in their repositories rather than downloaded). For each MODEL this writes
+OUT_DIR/NAME.bf16.safetensors, NAME.fp16.safetensors and NAME.fp32.safetensors: every tensor of the
+model, in file order, as that type (bf16 rounded to nearest even from the values as float32). A
+model's own type is written unchanged; the others are conversions, and the file names say which.
+Bad input (a missing .param, a .bin that does not hold what the .param says, a tensor type other
+than the three) ends with one line naming the file and the field, and exit status 2.
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+FP16_TAG = 0x01306B47  # ncnn: the weights that follow are float16
+FP32_TAG = 0
+DTYPES = {"F32": np.float32, "F16": np.float16}
+OUTPUTS = [("bf16", "BF16"), ("fp16", "F16"), ("fp32", "F32")]
+
+
+class BadModel(Exception):
+    pass
+
+
+def to_bf16_bits(values):
+    """float32 values -> bf16 bit patterns (uint16), rounded to nearest even."""
+    values = np.asarray(values, dtype=np.float32)
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    quiet_nan = ((bits >> 16) & 0x8000).astype(np.uint16) | 0x7FC0  # rounding must not turn a NaN into infinity
+    return np.where(np.isnan(values), quiet_nan, rounded)
+
+
+def from_bf16_bits(bits):
+    return (np.asarray(bits, dtype=np.uint32) << 16).view(np.float32)
+
+
+def read_safetensors(path):
+    """[(name, float32 array)] in data order."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 8:
+        raise BadModel(f"{path}: header length: the file has {len(data)} bytes")
+    (length,) = struct.unpack_from("<Q", data)
+    if length > len(data) - 8:
+        raise BadModel(f"{path}: header length {length} runs past the file ({len(data)} bytes)")
+    try:
+        header = json.loads(data[8 : 8 + length])
+    except ValueError as e:
+        raise BadModel(f"{path}: header: not JSON ({e})")
+    base = 8 + length
+    tensors = []
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = info.get("dtype")
+        begin, end = info.get("data_offsets", [0, -1])
+        if dtype not in ("F32", "F16", "BF16"):
+            raise BadModel(f"{path}: {name}: dtype {dtype} is not F32, F16 or BF16")
+        width = 4 if dtype == "F32" else 2
+        if not 0 <= begin <= end <= len(data) - base or (end - begin) % width:
+            raise BadModel(f"{path}: {name}: data_offsets [{begin}, {end}] do not fit the file")
+        raw = np.frombuffer(data, np.uint16 if dtype == "BF16" else DTYPES[dtype], (end - begin) // width, base + begin)
+        values = from_bf16_bits(raw) if dtype == "BF16" else raw.astype(np.float32)
+        tensors.append((begin, name, values))
+    return [(name, values) for _, name, values in sorted(tensors, key=lambda t: t[0])]
+
+
+def param_layers(path):
+    """[(kind, name, {key: value})] of an ncnn .param file."""
+    try:
+        with open(path) as f:
+            lines = f.read().split("\n")
+    except OSError as e:
+        raise BadModel(f"{path}: {e.strerror}")
+    if not lines or lines[0].strip() != "7767517":
+        raise BadModel(f"{path}: magic: not an ncnn param file")
+    layers = []
+    for number, line in enumerate(lines[2:], start=3):
+        fields = line.split()
+        if not fields:
+            continue
+        try:
+            inputs, outputs = int(fields[2]), int(fields[3])
+            params = dict(p.split("=", 1) for p in fields[4 + inputs + outputs :])
+            layers.append((fields[0], fields[1], {int(k): v for k, v in params.items()}))
+        except (IndexError, ValueError):
+            raise BadModel(f"{path}: line {number}: not a layer line")
+    return layers
+
+
+def read_ncnn(bin_path):
+    """[(name, float32 array)] of the weights an ncnn model's layers load, in file order."""
+    param_path = bin_path[: -len(".bin")] + ".param"
+    layers = param_layers(param_path)
+    try:
+        with open(bin_path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise BadModel(f"{bin_path}: {e.strerror}")
+    pos = 0
+    tensors = []
+
+    def take(name, count, tagged):
+        nonlocal pos
+        tag = FP32_TAG
+        if tagged:
+            if pos + 4 > len(data):
+                raise BadModel(f"{bin_path}: {name}: tag past the end of the file")
+            (tag,) = struct.unpack_from("<I", data, pos)
+            pos += 4
+        if tag not in (FP16_TAG, FP32_TAG):
+            raise BadModel(f"{bin_path}: {name}: tag {tag:#x} is neither float16 nor float32 weights")
+        width = 2 if tag == FP16_TAG else 4
+        if count < 0 or pos + width * count > len(data):
+            raise BadModel(f"{bin_path}: {name}: {count} weights run past the end of the file")
+        values = np.frombuffer(data, np.float16 if width == 2 else np.float32, count, pos).astype(np.float32)
+        pos += (width * count + 3) // 4 * 4
+        tensors.append((name, values))
+
+    for kind, name, p in layers:
+        try:
+            if kind in ("Convolution", "ConvolutionDepthWise", "Deconvolution", "DeconvolutionDepthWise"):
+                take(f"{name}.weight", int(p[6]), True)
+                if p.get(5, "0") == "1":
+                    take(f"{name}.bias", int(p[0]), False)
+            elif kind == "InnerProduct":
+                take(f"{name}.weight", int(p[2]), True)
+                if p.get(1, "0") == "1":
+                    take(f"{name}.bias", int(p[0]), False)
+            elif kind == "PReLU":
+                take(f"{name}.slope", int(p.get(0, "0")), False)
+        except (KeyError, ValueError):
+            raise BadModel(f"{param_path}: {name}: a {kind} layer without its weight sizes")
+    if pos != len(data):
+        raise BadModel(f"{bin_path}: size: the layers load {pos} bytes of its {len(data)}")
+    return tensors
+
+
+def write_safetensors(path, tensors, dtype):
+    header, blobs, offset = {}, [], 0
+    for name, values in tensors:
+        if dtype == "BF16":
+            raw = to_bf16_bits(values).tobytes()
+        else:
+            raw = values.astype(DTYPES[dtype]).tobytes()
+        header[name] = {"dtype": dtype, "shape": [len(values)], "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        blobs.append(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for raw in blobs:
+            f.write(raw)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
+    if len(argv) < 2:
+        print("usage: scripts/real-weights OUT_DIR MODEL... (--help says more)", file=sys.stderr)
+        return 2
+    out_dir, models = argv[0], argv[1:]
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        for model in models:
+            if model.endswith(".safetensors"):
+                tensors = read_safetensors(model)
+            elif model.endswith(".bin"):
+                tensors = read_ncnn(model)
+            else:
+                raise BadModel(f"{model}: name: neither a .safetensors file nor an ncnn .bin")
+            base = os.path.basename(model).rsplit(".", 1)[0]
+            for suffix, dtype in OUTPUTS:
+                path = os.path.join(out_dir, f"{base}.{suffix}.safetensors")
+                write_safetensors(path, tensors, dtype)
+                print(f"{path}: {len(tensors)} tensors, {sum(len(v) for _, v in tensors)} values")
+    except BadModel as e:
+        print(f"real-weights: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"real-weights: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
+    return 0
