@@ -7,7 +7,8 @@ it (the format of the ncnn-vulkan upscalers and frame interpolators on GitHub, w
 committed in their repositories rather than downloaded). For each MODEL this writes
 OUT_DIR/NAME.bf16.safetensors, NAME.fp16.safetensors and NAME.fp32.safetensors: every tensor of the
 model, in file order, as that type (bf16 rounded to nearest even from the values as float32). A
-model's own type is written unchanged; the others are conversions, and the file names say which.
+model's own type is written unchanged (but for NaN payloads: every NaN becomes the quiet NaN of its
+sign); the others are conversions, and the file names say which.
 Bad input (a missing .param, a .bin that does not hold what the .param says, a tensor type other
 than the three) ends with one line naming the file and the field, and exit status 2.
 """
@@ -20,6 +21,11 @@ import numpy as np
 
 FP16_TAG = 0x01306B47  # ncnn: the weights that follow are float16
 FP32_TAG = 0
+# ncnn layers that load weights this reader does not read: a model with one is refused, naming it.
+UNREAD_WEIGHTS = {"Embed", "MemoryData", "Convolution1D", "Convolution3D",
+                  "ConvolutionDepthWise1D", "ConvolutionDepthWise3D", "Deconvolution1D", "Deconvolution3D",
+                  "DeconvolutionDepthWise1D", "DeconvolutionDepthWise3D", "LSTM", "GRU", "RNN", "MultiHeadAttention",
+                  "LayerNorm", "GroupNorm", "InstanceNorm", "Normalize"}
 DTYPES = {"F32": np.float32, "F16": np.float16}
 OUTPUTS = [("bf16", "BF16"), ("fp16", "F16"), ("fp32", "F32")]
 
@@ -52,17 +58,22 @@ def read_safetensors(path):
         raise BadModel(f"{path}: header length {length} runs past the file ({len(data)} bytes)")
     try:
         header = json.loads(data[8 : 8 + length])
-    except ValueError as e:
-        raise BadModel(f"{path}: header: not JSON ({e})")
+    except (ValueError, RecursionError) as e:
+        raise BadModel(f"{path}: header: not JSON ({type(e).__name__})")
+    if not isinstance(header, dict):
+        raise BadModel(f"{path}: header: not a JSON object")
     base = 8 + length
     tensors = []
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        dtype = info.get("dtype")
-        begin, end = info.get("data_offsets", [0, -1])
+        dtype = info.get("dtype") if isinstance(info, dict) else None
         if dtype not in ("F32", "F16", "BF16"):
             raise BadModel(f"{path}: {name}: dtype {dtype} is not F32, F16 or BF16")
+        offsets = info.get("data_offsets")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)):
+            raise BadModel(f"{path}: {name}: data_offsets {offsets!r} is not two integers")
+        begin, end = offsets
         width = 4 if dtype == "F32" else 2
         if not 0 <= begin <= end <= len(data) - base or (end - begin) % width:
             raise BadModel(f"{path}: {name}: data_offsets [{begin}, {end}] do not fit the file")
@@ -75,10 +86,12 @@ def read_safetensors(path):
 def param_layers(path):
     """[(kind, name, {key: value})] of an ncnn .param file."""
     try:
-        with open(path) as f:
-            lines = f.read().split("\n")
+        with open(path, "rb") as f:
+            lines = f.read().decode("utf-8").split("\n")
     except OSError as e:
         raise BadModel(f"{path}: {e.strerror}")
+    except UnicodeDecodeError:
+        raise BadModel(f"{path}: text: not UTF-8")
     if not lines or lines[0].strip() != "7767517":
         raise BadModel(f"{path}: magic: not an ncnn param file")
     layers = []
@@ -136,6 +149,17 @@ def read_ncnn(bin_path):
                     take(f"{name}.bias", int(p[0]), False)
             elif kind == "PReLU":
                 take(f"{name}.slope", int(p.get(0, "0")), False)
+            elif kind == "Scale" and int(p.get(0, "0")) != -233:  # -233: the scale is a second input
+                take(f"{name}.scale", int(p.get(0, "0")), False)
+                if p.get(1, "0") == "1":
+                    take(f"{name}.bias", int(p[0]), False)
+            elif kind == "BatchNorm":
+                for part in ("slope", "mean", "var", "bias"):
+                    take(f"{name}.{part}", int(p.get(0, "0")), False)
+            elif kind == "Bias":
+                take(f"{name}.bias", int(p.get(0, "0")), False)
+            elif kind in UNREAD_WEIGHTS:
+                raise BadModel(f"{param_path}: {name}: a {kind} layer, whose weights this reader does not read")
         except (KeyError, ValueError):
             raise BadModel(f"{param_path}: {name}: a {kind} layer without its weight sizes")
     if pos != len(data):
@@ -146,6 +170,8 @@ def read_ncnn(bin_path):
 def write_safetensors(path, tensors, dtype):
     header, blobs, offset = {}, [], 0
     for name, values in tensors:
+        if name in header:
+            raise BadModel(f"{path}: {name}: two tensors of that name")
         if dtype == "BF16":
             raw = to_bf16_bits(values).tobytes()
         else:
@@ -171,6 +197,10 @@ def main(argv=None):
         return 2
     out_dir, models = argv[0], argv[1:]
     try:
+        bases = [os.path.basename(model).rsplit(".", 1)[0] for model in models]
+        for k, base in enumerate(bases):
+            if base in bases[:k]:
+                raise BadModel(f"{models[k]}: name: writes {base}.*.safetensors, as {models[bases.index(base)]} does")
         os.makedirs(out_dir, exist_ok=True)
         for model in models:
             if model.endswith(".safetensors"):
@@ -188,6 +218,7 @@ def main(argv=None):
         print(f"real-weights: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"real-weights: {e.filename}: {e.strerror}", file=sys.stderr)
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"real-weights: {where}{e.strerror}", file=sys.stderr)
         return 2
     return 0

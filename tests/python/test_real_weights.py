@@ -17,11 +17,13 @@ sys.path.insert(0, os.path.join(ROOT, "plots"))
 import real_weights  # noqa: E402
 
 PARAM = """7767517
-4 4
+6 6
 Input            data     0 1 data
 Convolution      conv     1 1 data c 0=2 1=1 5=1 6=6
 InnerProduct     fc       1 1 c f 0=2 2=4
-PReLU            act      1 1 f out 0=3
+PReLU            act      1 1 f g 0=3
+Scale            gate     2 1 g c out 0=-233
+BatchNorm        norm     1 1 out n 0=1
 """
 
 
@@ -30,7 +32,8 @@ def ncnn_bin(conv, bias, fc, slope, tag=real_weights.FP16_TAG):
     data += b"\0" * (-len(data) % 4)  # ncnn pads float16 weights to 4 bytes
     data += np.asarray(bias, np.float32).tobytes()
     data += struct.pack("<I", real_weights.FP32_TAG) + np.asarray(fc, np.float32).tobytes()
-    return data + np.asarray(slope, np.float32).tobytes()
+    # A two-input Scale loads nothing; the BatchNorm's slope, mean, var and bias: one channel each.
+    return data + np.asarray(slope, np.float32).tobytes() + np.asarray([2.0, 0.5, 1.5, -1.0], np.float32).tobytes()
 
 
 def run(*args):
@@ -48,8 +51,8 @@ class RealWeights(unittest.TestCase):
         return os.path.join(self.dir.name, name)
 
     def write_ncnn(self, data, param=PARAM):
-        with open(self.path("m.param"), "w") as f:
-            f.write(param)
+        with open(self.path("m.param"), "wb") as f:
+            f.write(param if isinstance(param, bytes) else param.encode())
         with open(self.path("m.bin"), "wb") as f:
             f.write(data)
         return self.path("m.bin")
@@ -58,7 +61,8 @@ class RealWeights(unittest.TestCase):
         model = self.write_ncnn(ncnn_bin(self.conv, self.bias, self.fc, self.slope))
         result = run(self.path("out"), model)
         self.assertEqual(result.returncode, 0, result.stderr)
-        want = [("conv.weight", self.conv), ("conv.bias", self.bias), ("fc.weight", self.fc), ("act.slope", self.slope)]
+        want = [("conv.weight", self.conv), ("conv.bias", self.bias), ("fc.weight", self.fc), ("act.slope", self.slope),
+                ("norm.slope", [2.0]), ("norm.mean", [0.5]), ("norm.var", [1.5]), ("norm.bias", [-1.0])]
         for suffix in ("bf16", "fp16", "fp32"):
             got = real_weights.read_safetensors(self.path(f"out/m.{suffix}.safetensors"))
             self.assertEqual([name for name, _ in got], [name for name, _ in want])
@@ -99,7 +103,7 @@ class RealWeights(unittest.TestCase):
         good = ncnn_bin(self.conv, self.bias, self.fc, self.slope)
         cases = [
             ("no param", lambda: self.path("none.bin"), "none.param"),
-            ("short bin", lambda: self.write_ncnn(good[:-4]), "act.slope: 3 weights run past the end"),
+            ("short bin", lambda: self.write_ncnn(good[:-4]), "norm.bias: 1 weights run past the end"),
             ("long bin", lambda: self.write_ncnn(good + b"\0" * 4), "size: the layers load"),
             ("odd tag", lambda: self.write_ncnn(ncnn_bin(self.conv, self.bias, self.fc, self.slope, tag=7)), "tag 0x7"),
             ("no sizes", lambda: self.write_ncnn(good, PARAM.replace(" 6=6", "")), "conv: a Convolution layer"),
@@ -118,6 +122,41 @@ class RealWeights(unittest.TestCase):
         result = run(self.path("out"), self.path("i.safetensors"))
         self.assertEqual(result.returncode, 2)
         self.assertIn("x: dtype I32", result.stderr)
+
+    def test_hostile_headers_and_names(self):
+        def safetensors(header_bytes):
+            with open(self.path("h.safetensors"), "wb") as f:
+                f.write(struct.pack("<Q", len(header_bytes)) + header_bytes + b"\0" * 8)
+            return self.path("h.safetensors")
+
+        good = ncnn_bin(self.conv, self.bias, self.fc, self.slope)
+        cases = [
+            ("list header", lambda: safetensors(b"[]"), "header: not a JSON object"),
+            ("deep header", lambda: safetensors(b"[" * 100000), "header: not JSON"),
+            ("entry not object", lambda: safetensors(b'{"t": 1}'), "t: dtype None"),
+            ("one offset", lambda: safetensors(b'{"t": {"dtype": "F32", "data_offsets": [0]}}'), "t: data_offsets [0]"),
+            ("float offsets", lambda: safetensors(b'{"t": {"dtype": "F32", "data_offsets": [0.0, 4.0]}}'),
+             "is not two integers"),
+            ("text offsets", lambda: safetensors(b'{"t": {"dtype": "F32", "data_offsets": ["0", "4"]}}'),
+             "is not two integers"),
+            ("binary param", lambda: self.write_ncnn(good, b"7767517\n\xff\xfe\n"), "text: not UTF-8"),
+            ("same layer name", lambda: self.write_ncnn(good, PARAM.replace("fc       1 1", "conv     1 1")),
+             "conv.weight: two tensors"),
+            ("unread weights", lambda: self.write_ncnn(good, PARAM.replace("PReLU            act", "Embed            act")),
+             "act: a Embed layer"),
+        ]
+        for what, make, message in cases:
+            with self.subTest(what):
+                result = run(self.path("out"), make())
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertEqual(len(result.stderr.strip().split("\n")), 1, result.stderr)
+                self.assertIn(message, result.stderr)
+        # Two models that would write the same files.
+        model = self.write_ncnn(good)
+        os.makedirs(self.path("b"))
+        result = run(self.path("out"), model, os.path.join(self.path("b"), "m.safetensors"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("writes m.*.safetensors", result.stderr)
 
     def test_usage(self):
         self.assertEqual(run().returncode, 2)
