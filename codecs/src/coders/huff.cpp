@@ -93,25 +93,19 @@ std::size_t HuffCoder::encode(std::span<const std::byte> src_bytes, std::span<st
     ranges[q] = kernels_.byte_range(src + quarters[q], quarters[q + 1] - quarters[q]);
   }
   const std::size_t blocks = n >= kMinBlockSymbols * kMaxBlocks ? blocks_worth_coding(counts, n) : 1;
-  if (blocks == 1) {
-    Counts all{};
-    ByteRange range = ranges[0];
-    for (std::size_t q = 0; q < kMaxBlocks; ++q) {
-      for (int s = 0; s < 256; ++s) all[s] += counts[q][s];
-      range = merge(range, ranges[q]);
-    }
-    return encode_block(src, n, all, range, dst);
+  std::uint8_t* out = dst;
+  if (blocks > 1) {  // one block is a plane of format 1 or 3 with no blocks header
+    dst[0] = kBlocks;
+    dst[1] = static_cast<std::uint8_t>(blocks);
+    out += 2 + 4 * (blocks - 1);
   }
-  dst[0] = kBlocks;
-  dst[1] = static_cast<std::uint8_t>(blocks);
   const auto bounds = quarter_bounds(n, blocks);
-  std::uint8_t* out = dst + 2 + 4 * (blocks - 1);
   const std::size_t per_block = kMaxBlocks / blocks;  // quarters per block
   for (std::size_t b = 0; b < blocks; ++b) {
     Counts block_counts{};
     ByteRange range = ranges[b * per_block];
     for (std::size_t q = b * per_block; q < (b + 1) * per_block; ++q) {
-      for (int s = 0; s < 256; ++s) block_counts[s] += counts[q][s];
+      add_counts(block_counts, counts[q]);
       range = merge(range, ranges[q]);
     }
     const std::size_t size = encode_block(src + bounds[b], bounds[b + 1] - bounds[b], block_counts, range, out);

@@ -36,14 +36,8 @@ ByteRange byte_range_neon(const std::uint8_t* src, std::size_t n) {
       vminvq_u8(vminq_u8(low[0], low[1])),        vmaxvq_u8(vmaxq_u8(high[0], high[1])),
       vminvq_u8(vminq_u8(low7[0], low7[1])),      vmaxvq_u8(vmaxq_u8(high7[0], high7[1])),
       vmaxvq_u8(vorrq_u8(zero[0], zero[1])) != 0, vmaxvq_u8(vorrq_u8(negative_zero[0], negative_zero[1])) != 0};
-  const ByteRange tail = byte_range_body(src + i, n - i);  // {0xff, 0, 0x7f, 0, false, false} when empty
-  range.low = tail.low < range.low ? tail.low : range.low;
-  range.high = tail.high > range.high ? tail.high : range.high;
-  range.low7 = tail.low7 < range.low7 ? tail.low7 : range.low7;
-  range.high7 = tail.high7 > range.high7 ? tail.high7 : range.high7;
-  range.zero = range.zero || tail.zero;
-  range.negative_zero = range.negative_zero || tail.negative_zero;
-  return range;
+  // The tail's range, {0xff, 0, 0x7f, 0, false, false} when it is empty, merged in.
+  return merge(range, byte_range_body(src + i, n - i));
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <queue>
 #include <stdexcept>
 
 namespace wirezip::codecs::huff {
@@ -74,16 +73,19 @@ double table_bits(const Counts& counts) {
 
 }  // namespace
 
+void add_counts(Counts& into, const Counts& counts) {
+  for (int s = 0; s < 256; ++s) into[s] += counts[s];
+}
+
 std::size_t blocks_worth_coding(const std::array<Counts, 4>& quarters, std::size_t n) {
   std::array<Counts, 2> halves{};
   Counts all{};
+  for (std::size_t q = 0; q < 4; ++q) {
+    add_counts(halves[q / 2], quarters[q]);
+    add_counts(all, quarters[q]);
+  }
   std::uint64_t sampled = 0;
-  for (std::size_t q = 0; q < 4; ++q)
-    for (int s = 0; s < 256; ++s) {
-      halves[q / 2][s] += quarters[q][s];
-      all[s] += quarters[q][s];
-      sampled += quarters[q][s];
-    }
+  for (std::uint32_t c : all) sampled += c;
   if (sampled == 0) return 1;
   // The counts are of a sample; the tables' bytes are whole.
   const double per_sampled = static_cast<double>(n) / static_cast<double>(sampled);
@@ -117,12 +119,11 @@ Lengths code_lengths(const Counts& count, unsigned max_length) {
   std::stable_sort(symbols.begin(), symbols.begin() + n,
                    [&](std::uint8_t a, std::uint8_t b) { return count[a] < count[b]; });
 
-  // Level j's list: weights in merge order, and how many leaves its first k items hold.
-  std::vector<std::vector<std::uint64_t>> weights(max_length);
+  // Per level: how many leaves the first k items of its list hold. The list's weights are needed
+  // only to make the next level's packages.
   std::vector<std::vector<std::uint16_t>> leaves_before(max_length);
-  std::vector<std::uint64_t> packages;
+  std::vector<std::uint64_t> list, packages;
   for (unsigned j = 0; j < max_length; ++j) {
-    auto& list = weights[j];
     auto& leaves = leaves_before[j];
     list.clear();
     leaves.assign(1, 0);

@@ -53,6 +53,8 @@ Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& 
 // count of at least 1 for every symbol in `range`.
 Counts sample_counts(const std::uint8_t* src, std::size_t n, bool exact);
 void give_every_byte_a_count(Counts& counts, const ByteRange& range);
+// into += counts, symbol by symbol (a plane's counts from its pieces').
+void add_counts(Counts& into, const Counts& counts);
 inline constexpr std::size_t kExactBelow = 64 << 10;  // planes shorter than this are counted exactly
 
 // A plane may be coded as 1, 2 or 4 blocks of its own code each (huff.cpp), each at least this long.
