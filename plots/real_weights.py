@@ -118,10 +118,13 @@ def read_ncnn(bin_path):
     except OSError as e:
         raise BadModel(f"{bin_path}: {e.strerror}")
     pos = 0
-    tensors = []
+    tensors, names = [], set()
 
     def take(name, count, tagged):
         nonlocal pos
+        if name in names:
+            raise BadModel(f"{param_path}: {name}: two tensors of that name")
+        names.add(name)
         tag = FP32_TAG
         if tagged:
             if pos + 4 > len(data):
@@ -170,8 +173,6 @@ def read_ncnn(bin_path):
 def write_safetensors(path, tensors, dtype):
     header, blobs, offset = {}, [], 0
     for name, values in tensors:
-        if name in header:
-            raise BadModel(f"{path}: {name}: two tensors of that name")
         if dtype == "BF16":
             raw = to_bf16_bits(values).tobytes()
         else:
@@ -202,14 +203,13 @@ def main(argv=None):
             if base in bases[:k]:
                 raise BadModel(f"{models[k]}: name: writes {base}.*.safetensors, as {models[bases.index(base)]} does")
         os.makedirs(out_dir, exist_ok=True)
-        for model in models:
+        for model, base in zip(models, bases):
             if model.endswith(".safetensors"):
                 tensors = read_safetensors(model)
             elif model.endswith(".bin"):
                 tensors = read_ncnn(model)
             else:
                 raise BadModel(f"{model}: name: neither a .safetensors file nor an ncnn .bin")
-            base = os.path.basename(model).rsplit(".", 1)[0]
             for suffix, dtype in OUTPUTS:
                 path = os.path.join(out_dir, f"{base}.{suffix}.safetensors")
                 write_safetensors(path, tensors, dtype)
