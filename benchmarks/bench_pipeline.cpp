@@ -19,13 +19,14 @@
 #include <deque>
 
 #include "context.hpp"
-#include "help.hpp"
 #include "failure_summary.hpp"
+#include "help.hpp"
 #include "link_flags.hpp"
 #include "max_rss.hpp"
 #include "mpi/mpi_pairs.hpp"
 #include "pipeline_case.hpp"
 #include "repeated_case.hpp"
+#include "wake_probe.hpp"
 #include "windowed_dataset.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -177,6 +178,8 @@ int run(int argc, char** argv, const Flags& f) {
   harness::add_host_context(argc, argv);
   harness::add_memory_context(f.window);  // the peak so far: loading the data sets
   if (!f.cpus.empty()) benchmark::AddCustomContext("cpus", f.cpus);
+  if (cpu_set_t cpus; sched_getaffinity(0, sizeof cpus, &cpus) == 0)  // the set --cpus left, if given
+    benchmark::AddCustomContext("wake_latency", harness::wake_latency_context(cpus));
   harness::add_link_context(links.peer_host, links.peer_port);
   const auto& kinds = axes.transports;
   if (links.peer_host) harness::add_server_context(kinds.front(), links.base, *links.peer_host, links.peer_port);

@@ -140,6 +140,17 @@ def cores_table(merged):
     return "\n".join(lines)
 
 
+def wake_line(merged):
+    """The sending host's wake-up latency (bench_pipeline's probe: a thread woken on an idle CPU),
+    which the model does not count: each chunk is handed between threads several times, so on a
+    host that was not busy throughout it is where a row's missing time can go. "" without it."""
+    wake = merged.get("context", {}).get("wake_latency")
+    if not wake:
+        return ""
+    return (f"Wake-up of a thread on an idle CPU of this host: {wake}. The model counts no wake-ups; "
+            "switches_per_chunk says how many each chunk had.")
+
+
 def spread(errors):
     """'median x%, max y%' of the absolute errors."""
     errors = [abs(e) for e in errors]
@@ -194,6 +205,8 @@ def main(argv=None):
             print(table(merged))
             print("\nCPU per original byte (ns), model and measured:\n")
             print(cores_table(merged))
+            if wake_line(merged):
+                print("\n" + wake_line(merged))
     except (OSError, ValueError, KeyError) as e:
         print(f"linkbed: {e}", file=sys.stderr)
         return 2

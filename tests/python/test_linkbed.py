@@ -156,6 +156,15 @@ class Model(unittest.TestCase):
         # a binary without the measured CPU gives no row rather than a made-up one
         self.assertNotIn("| weights |", linkbed.cores_table(self.merged(link_cpu_per_byte=0.4e-9)))
 
+    def test_the_hosts_wake_up_latency_is_stated_where_the_run_measured_it(self):
+        merged = self.merged(link_cpu_per_byte=0.4e-9)
+        self.assertEqual(linkbed.wake_line(merged), "")  # not measured: nothing said
+        merged["context"]["wake_latency"] = "median 31.0 us, p90 45.0 us (200 wake-ups, cpu 0 -> 1)"
+        self.assertEqual(linkbed.wake_line(merged),
+                         "Wake-up of a thread on an idle CPU of this host: median 31.0 us, p90 45.0 us "
+                         "(200 wake-ups, cpu 0 -> 1). The model counts no wake-ups; switches_per_chunk says how "
+                         "many each chunk had.")
+
     def test_without_link_cpu_the_table_says_what_it_assumed(self):
         text = linkbed.table(self.merged())
         # c_L = 0: 2 / (1/3.9 + 1/4.9) = 4.34 GB/s, above R L: the shared term no longer decides

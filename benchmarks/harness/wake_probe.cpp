@@ -1,0 +1,118 @@
+#include "wake_probe.hpp"
+
+#include <pthread.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::chrono::seconds kLongestWakeup{1};
+
+void pin_this_thread(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof one, &one); rc != 0)
+    fail("wake probe: cannot pin a thread to cpu {} (error {})", cpu, rc);
+}
+
+// One wake-up at a time: the waker stamps the time and sets `posted`; the sleeper, blocked on the
+// condition variable (not spinning, so its CPU goes idle), takes the difference when it runs.
+struct PingState {
+  std::mutex mutex;
+  std::condition_variable posted_changed, taken_changed;
+  bool posted = false, stop = false;
+  Clock::time_point posted_at;
+  std::vector<double> latencies_us;
+  std::string error;
+};
+
+void sleep_loop(PingState& s, int cpu, int wakeups) {
+  try {
+    pin_this_thread(cpu);
+  } catch (const std::exception& e) {
+    std::lock_guard lock(s.mutex);
+    s.error = e.what();
+    s.stop = true;
+    s.taken_changed.notify_one();
+    return;
+  }
+  std::unique_lock lock(s.mutex);
+  for (int i = 0; i < wakeups; ++i) {
+    if (!s.posted_changed.wait_for(lock, kLongestWakeup, [&] { return s.posted || s.stop; }) || s.stop) {
+      if (!s.stop) s.error = fmt::format("wake probe: a wake-up took over {} s", kLongestWakeup.count());
+      s.stop = true;
+      break;
+    }
+    s.latencies_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s.posted_at).count());
+    s.posted = false;
+    s.taken_changed.notify_one();
+  }
+}
+
+}  // namespace
+
+WakeLatency measure_wake_latency(const cpu_set_t& cpus, int wakeups, std::chrono::microseconds idle) {
+  std::vector<int> allowed;
+  for (int c = 0; c < CPU_SETSIZE && allowed.size() < 2; ++c)
+    if (CPU_ISSET(c, &cpus)) allowed.push_back(c);
+  if (allowed.size() < 2) fail("wake probe: needs two CPUs, the set has {}", allowed.size());
+  if (wakeups < 1) fail("wake probe: wakeups must be at least 1");
+  PingState s;
+  std::string waker_error;
+  {
+    std::jthread sleeper([&] { sleep_loop(s, allowed[1], wakeups); });
+    std::jthread waker([&] {
+      try {
+        pin_this_thread(allowed[0]);
+      } catch (const std::exception& e) {
+        waker_error = e.what();
+      }
+      for (int i = 0; i < wakeups && waker_error.empty(); ++i) {
+        // Busy, so this CPU stays awake while the sleeper's goes idle.
+        for (const auto until = Clock::now() + idle; Clock::now() < until;) {
+        }
+        std::unique_lock lock(s.mutex);
+        if (s.stop) break;
+        s.posted = true;
+        s.posted_at = Clock::now();
+        s.posted_changed.notify_one();
+        if (!s.taken_changed.wait_for(lock, 2 * kLongestWakeup, [&] { return !s.posted || s.stop; })) break;
+      }
+      std::lock_guard lock(s.mutex);
+      s.stop = true;
+      s.posted_changed.notify_one();
+    });
+  }
+  if (!waker_error.empty()) fail("{}", waker_error);
+  if (!s.error.empty()) fail("{}", s.error);
+  if (s.latencies_us.size() != static_cast<std::size_t>(wakeups))
+    fail("wake probe: {} of {} wake-ups measured", s.latencies_us.size(), wakeups);
+  std::sort(s.latencies_us.begin(), s.latencies_us.end());
+  return {.median_us = s.latencies_us[s.latencies_us.size() / 2],
+          .p90_us = s.latencies_us[s.latencies_us.size() * 9 / 10],
+          .wakeups = wakeups,
+          .waker_cpu = allowed[0],
+          .sleeper_cpu = allowed[1]};
+}
+
+std::string wake_latency_context(const cpu_set_t& cpus) {
+  try {
+    const WakeLatency w = measure_wake_latency(cpus);
+    return fmt::format("median {:.1f} us, p90 {:.1f} us ({} wake-ups, cpu {} -> {})", w.median_us, w.p90_us, w.wakeups,
+                       w.waker_cpu, w.sleeper_cpu);
+  } catch (const std::exception& e) {
+    return fmt::format("not measured: {}", e.what());
+  }
+}
+
+}  // namespace wirezip::harness
