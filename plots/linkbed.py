@@ -1,7 +1,8 @@
 """scripts/linkbed's results: merged per link rate, the crossover table, and the plot.
 
 results/linkbed.json = {"context": {...}, "delay": "0ms", "runs": [{"rate": "1gbit",
-  "measured_link": bytes/s (raw TCP through the shaper, bench_rdma), "cases": [pipeline cases]}]}
+  "measured_link": bytes/s (raw TCP through the shaper, bench_rdma: the mean of "measured_links",
+  measured before and after the pipeline's run), "measured_links": [...], "cases": [pipeline cases]}]}
 Each measured case carries the model's prediction beside its measurement:
 `model_bytes_per_second` (with the shared-core term: both processes run on this host's cores),
 `model_without_shared_cores_bytes_per_second` (min(C, R L, D)) and `model_notes`.
@@ -19,26 +20,50 @@ import table as headline
 TARGET_ERROR = 0.15  # what the model must meet to be trusted: within 15% on every row
 
 
+def link_rate(rdma_path):
+    """What bench_rdma's tcp case carried through the shaper, in bytes/s."""
+    links = [c["bytes_per_second"] for c in results.cases(results.load(rdma_path))
+             if c.get("transport") == "tcp" and "error" not in c]
+    if not links:
+        raise ValueError(f"{rdma_path}: the link was not measured")
+    return max(links)
+
+
 def merge(specs, delay):
-    """specs: 'rate=rdma.json=pipeline.json' per link rate. Every measured case gets the model's
-    predictions (predict()) on the link rate measured through that shaping."""
+    """specs: 'rate=rdma.json[+rdma.json...]=pipeline.json' per link rate, the link measured before
+    and after the pipeline ran. The host's speed drifts between runs, so the link rate the model
+    and the raw comparison use is their mean; every measured case gets the model's predictions
+    (predict()) on it."""
     runs, context = [], {}
     for spec in specs:
-        rate, rdma_path, pipeline_path = spec.split("=")
-        links = [c["bytes_per_second"] for c in results.cases(results.load(rdma_path))
-                 if c.get("transport") == "tcp" and "error" not in c]
-        if not links:
-            raise ValueError(f"{rdma_path}: the link was not measured")
+        rate, rdma_paths, pipeline_path = spec.split("=")
+        measured = [link_rate(path) for path in rdma_paths.split("+")]
+        link = statistics.fmean(measured)
         pipeline = results.load(pipeline_path)
         context = context or pipeline.get("context", {})
         cases = results.cases(pipeline)
         for case in cases:
             if "error" not in case:
-                p = predict(case, context, max(links))
+                p = predict(case, context, link)
                 case.update(model_bytes_per_second=p["rate"], model_without_shared_cores_bytes_per_second=p["free"],
                             model_notes=p["notes"])
-        runs.append({"rate": rate, "measured_link": max(links), "cases": cases})
+        runs.append({"rate": rate, "measured_link": link, "measured_links": measured, "cases": cases})
     return {"context": context, "delay": delay, "runs": runs}
+
+
+def link_lines(merged):
+    """Per shaping: the link measured before and after the pipeline (how far the host drifted
+    meanwhile), and the raw pipeline over their mean, per data set: the pipeline's own cost on
+    raw bytes, which should be none."""
+    lines = []
+    for run in merged["runs"]:
+        link, measured = run["measured_link"], run.get("measured_links", [run["measured_link"]])
+        where = (f"{measured[0] / 1e9:.3f} GB/s before the pipeline, {measured[-1] / 1e9:.3f} after, mean "
+                 f"{link / 1e9:.3f}" if len(measured) > 1 else f"{link / 1e9:.3f} GB/s")
+        raw = [f"{c['dataset'].split(':')[1]} {c['bytes_per_second'] / link:.2f}" for c in run["cases"]
+               if c.get("mode") == "raw" and "error" not in c]
+        lines.append(f"- link {run['rate']}: {where}; raw pipeline / link: {', '.join(raw) or 'no raw case'}")
+    return "\n".join(lines)
 
 
 def predict(case, context, link):
@@ -115,6 +140,8 @@ def table(merged):
                      f"{100 * worst['error']:+.1f}%: {worst['dataset'].split(':')[1]}, {worst['codec']}, {worst['rate']})")
     for note in dict.fromkeys(n for r in all_rows for n in r["notes"]):
         lines.append(f"- model: {note}")
+    if merged["runs"]:
+        lines.append(link_lines(merged))
     return "\n".join(lines)
 
 

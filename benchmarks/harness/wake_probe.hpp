@@ -1,9 +1,9 @@
 #pragma once
 // How long this host takes to run a thread woken on a CPU that sat idle: on a virtual machine a
 // halted vCPU must be scheduled again by the hypervisor first, which can cost tens of
-// microseconds per wake-up. A pipeline that hands each chunk from thread to thread pays it on
-// its critical path several times a chunk, and the shared-core model does not count it; this
-// figure beside a run says how much of a gap to the model the host itself explains.
+// microseconds per wake-up. A pipeline hands each chunk from thread to thread several times, and
+// the shared-core model counts no wake-up: this figure beside a run says what one costs on the
+// host, so runs on different hosts (or with the guest's halt polling on and off) can be compared.
 #include <sched.h>
 
 #include <chrono>

@@ -85,13 +85,18 @@ GB = 1e9
 DATA = "synthetic:weights:size=8MiB:seed=1"
 
 
-def write_run(directory, rate, link, raw, compressed, **counters):
-    """The two files scripts/linkbed makes per shaping: bench_rdma's and bench_pipeline's JSON."""
-    rdma = os.path.join(directory, f"rdma-{rate}.json")
-    pipeline = os.path.join(directory, f"pipeline-{rate}.json")
-    with open(rdma, "w") as f:
+def write_rdma(path, link):
+    """bench_rdma's JSON of one measurement of the link."""
+    with open(path, "w") as f:
         json.dump({"context": {}, "benchmarks": [{"name": "rdma/tcp/pages:4k/size:1048576/depth:16/manual_time",
                                                   "run_type": "iteration", "bytes_per_second": link}]}, f)
+    return path
+
+
+def write_run(directory, rate, link, raw, compressed, **counters):
+    """The two files scripts/linkbed makes per shaping: bench_rdma's and bench_pipeline's JSON."""
+    rdma = write_rdma(os.path.join(directory, f"rdma-{rate}.json"), link)
+    pipeline = os.path.join(directory, f"pipeline-{rate}.json")
     prefix = "pipeline/tcp/{}/{}/pages:4k/chunk:1048576/depth:8/workers:1/" + DATA + "/manual_time"
     stages = dict(ratio=1.49, stage_compress=3.9 * GB, stage_decompress=4.9 * GB, stage_link=1.49 * link, **counters)
     with open(pipeline, "w") as f:
@@ -155,6 +160,34 @@ class Model(unittest.TestCase):
         self.assertIn("| weights | bytegroup+huff | 1gbit | R L |", text)
         # a binary without the measured CPU gives no row rather than a made-up one
         self.assertNotIn("| weights |", linkbed.cores_table(self.merged(link_cpu_per_byte=0.4e-9)))
+
+    def test_the_link_is_the_mean_of_its_measurements_before_and_after_the_pipeline(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rate, before, pipeline = write_run(tmp, "unshaped", 2.5 * GB, 2.45 * GB, 2.2 * GB,
+                                               link_cpu_per_byte=0.4e-9).split("=")
+            after = write_rdma(os.path.join(tmp, "rdma-after-unshaped.json"), 2.3 * GB)
+            merged = linkbed.merge([f"{rate}={before}+{after}={pipeline}"], "0ms")
+        run = merged["runs"][0]
+        self.assertEqual(run["measured_links"], [2.5 * GB, 2.3 * GB])
+        self.assertAlmostEqual(run["measured_link"] / GB, 2.4)
+        # R L = 1.49 x 2.4 = 3.576 GB/s on the mean; the shared cores (2.324) still decide
+        self.assertAlmostEqual(run["cases"][1]["model_without_shared_cores_bytes_per_second"] / GB, 1.49 * 2.4)
+        text = linkbed.table(merged)
+        # the raw pipeline over the mean: 2.45 / 2.4 = 1.02
+        self.assertIn("- link unshaped: 2.500 GB/s before the pipeline, 2.300 after, mean 2.400; "
+                      "raw pipeline / link: weights 1.02", text)
+        # one measurement (an older linkbed's runs): the link as it was, raw 0.118 / 0.119
+        self.assertIn("- link 1gbit: 0.119 GB/s; raw pipeline / link: weights 0.99",
+                      linkbed.table(self.merged(link_cpu_per_byte=0.4e-9)))
+
+    def test_a_link_measurement_without_its_tcp_case_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rate, before, pipeline = write_run(tmp, "1gbit", 0.119 * GB, 0.118 * GB, 0.17 * GB).split("=")
+            empty = os.path.join(tmp, "rdma-after-1gbit.json")
+            with open(empty, "w") as f:
+                json.dump({"context": {}, "benchmarks": []}, f)
+            with self.assertRaisesRegex(ValueError, "rdma-after-1gbit.json: the link was not measured"):
+                linkbed.merge([f"{rate}={before}+{empty}={pipeline}"], "0ms")
 
     def test_the_hosts_wake_up_latency_is_stated_where_the_run_measured_it(self):
         merged = self.merged(link_cpu_per_byte=0.4e-9)
