@@ -178,8 +178,7 @@ int run(int argc, char** argv, const Flags& f) {
   harness::add_host_context(argc, argv);
   harness::add_memory_context(f.window);  // the peak so far: loading the data sets
   if (!f.cpus.empty()) benchmark::AddCustomContext("cpus", f.cpus);
-  if (cpu_set_t cpus; sched_getaffinity(0, sizeof cpus, &cpus) == 0)  // the set --cpus left, if given
-    benchmark::AddCustomContext("wake_latency", harness::wake_latency_context(cpus));
+  benchmark::AddCustomContext("wake_latency", harness::wake_latency_context(cpus::allowed()));  // after --cpus
   harness::add_link_context(links.peer_host, links.peer_port);
   const auto& kinds = axes.transports;
   if (links.peer_host) harness::add_server_context(kinds.front(), links.base, *links.peer_host, links.peer_port);

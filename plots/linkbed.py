@@ -51,6 +51,11 @@ def merge(specs, delay):
     return {"context": context, "delay": delay, "runs": runs}
 
 
+def raw_cases(run):
+    """The raw pipeline cases of one shaping that measured something."""
+    return [c for c in run["cases"] if c.get("mode") == "raw" and "error" not in c]
+
+
 def link_lines(merged):
     """Per shaping: the link measured before and after the pipeline (how far the host drifted
     meanwhile), and the raw pipeline over their mean, per data set: the pipeline's own cost on
@@ -60,8 +65,7 @@ def link_lines(merged):
         link, measured = run["measured_link"], run.get("measured_links", [run["measured_link"]])
         where = (f"{measured[0] / 1e9:.3f} GB/s before the pipeline, {measured[-1] / 1e9:.3f} after, mean "
                  f"{link / 1e9:.3f}" if len(measured) > 1 else f"{link / 1e9:.3f} GB/s")
-        raw = [f"{c['dataset'].split(':')[1]} {c['bytes_per_second'] / link:.2f}" for c in run["cases"]
-               if c.get("mode") == "raw" and "error" not in c]
+        raw = [f"{c['dataset'].split(':')[1]} {c['bytes_per_second'] / link:.2f}" for c in raw_cases(run)]
         lines.append(f"- link {run['rate']}: {where}; raw pipeline / link: {', '.join(raw) or 'no raw case'}")
     return "\n".join(lines)
 
@@ -82,7 +86,7 @@ def rows(merged):
     context = merged.get("context", {})
     for run in merged["runs"]:
         link = run["measured_link"]
-        raw = {c["dataset"]: c for c in run["cases"] if c.get("mode") == "raw" and "error" not in c}
+        raw = {c["dataset"]: c for c in raw_cases(run)}
         for c in run["cases"]:
             if c.get("mode") == "raw" or "error" in c or c["dataset"] not in raw:
                 continue
@@ -169,8 +173,8 @@ def cores_table(merged):
 
 def wake_line(merged):
     """The sending host's wake-up latency (bench_pipeline's probe: a thread woken on an idle CPU),
-    which the model does not count: each chunk is handed between threads several times, so on a
-    host that was not busy throughout it is where a row's missing time can go. "" without it."""
+    which the model does not count, though each chunk is handed between threads several times.
+    "" without it."""
     wake = merged.get("context", {}).get("wake_latency")
     if not wake:
         return ""
@@ -232,8 +236,9 @@ def main(argv=None):
             print(table(merged))
             print("\nCPU per original byte (ns), model and measured:\n")
             print(cores_table(merged))
-            if wake_line(merged):
-                print("\n" + wake_line(merged))
+            wake = wake_line(merged)
+            if wake:
+                print("\n" + wake)
     except (OSError, ValueError, KeyError) as e:
         print(f"linkbed: {e}", file=sys.stderr)
         return 2

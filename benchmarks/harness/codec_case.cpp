@@ -1,17 +1,14 @@
 #include "codec_case.hpp"
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "codec_chunks.hpp"
 #include "instruction_counter.hpp"
 #include "max_rss.hpp"
 #include "repeated_case.hpp"
+#include "wirezip/util/cpus.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -70,12 +67,11 @@ void set_if_known(benchmark::State& state, const char* name, double value) {
 // the run, which is harmless, since each later thread pins itself before its work.
 void pin(const std::vector<int>& cpus, int thread) {
   if (cpus.empty()) return;
-  const int cpu = cpus[static_cast<std::size_t>(thread) % cpus.size()];
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (const int err = pthread_setaffinity_np(pthread_self(), sizeof set, &set); err != 0)
-    fail("pthread_setaffinity_np(thread {}, cpu {}): {}", thread, cpu, std::strerror(err));
+  try {
+    wirezip::cpus::pin_this_thread(cpus[static_cast<std::size_t>(thread) % cpus.size()]);
+  } catch (const Error& e) {
+    fail("thread {}: {}", thread, e.what());
+  }
 }
 
 // Ratio is a property of all chunks together: the last thread of a run to get here reports it and

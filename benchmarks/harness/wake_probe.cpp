@@ -1,7 +1,5 @@
 #include "wake_probe.hpp"
 
-#include <pthread.h>
-
 #include <fmt/format.h>
 #include <algorithm>
 #include <condition_variable>
@@ -9,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "wirezip/util/cpus.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -16,14 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kLongestWakeup{1};
-
-void pin_this_thread(int cpu) {
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof one, &one); rc != 0)
-    fail("wake probe: cannot pin a thread to cpu {} (error {})", cpu, rc);
-}
 
 // One wake-up at a time: the waker stamps the time and sets `posted`; the sleeper, blocked on the
 // condition variable (not spinning, so its CPU goes idle), takes the difference when it runs.
@@ -38,10 +29,10 @@ struct PingState {
 
 void sleep_loop(PingState& s, int cpu, int wakeups) {
   try {
-    pin_this_thread(cpu);
+    cpus::pin_this_thread(cpu);
   } catch (const std::exception& e) {
     std::lock_guard lock(s.mutex);
-    s.error = e.what();
+    s.error = fmt::format("wake probe: {}", e.what());
     s.stop = true;
     s.taken_changed.notify_one();
     return;
@@ -61,21 +52,18 @@ void sleep_loop(PingState& s, int cpu, int wakeups) {
 
 }  // namespace
 
-WakeLatency measure_wake_latency(const cpu_set_t& cpus, int wakeups, std::chrono::microseconds idle) {
-  std::vector<int> allowed;
-  for (int c = 0; c < CPU_SETSIZE && allowed.size() < 2; ++c)
-    if (CPU_ISSET(c, &cpus)) allowed.push_back(c);
-  if (allowed.size() < 2) fail("wake probe: needs two CPUs, the set has {}", allowed.size());
+WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups, std::chrono::microseconds idle) {
+  if (cpus.size() < 2) fail("wake probe: needs two CPUs, the set has {}", cpus.size());
   if (wakeups < 1) fail("wake probe: wakeups must be at least 1");
   PingState s;
   std::string waker_error;
   {
-    std::jthread sleeper([&] { sleep_loop(s, allowed[1], wakeups); });
+    std::jthread sleeper([&] { sleep_loop(s, cpus[1], wakeups); });
     std::jthread waker([&] {
       try {
-        pin_this_thread(allowed[0]);
+        cpus::pin_this_thread(cpus[0]);
       } catch (const std::exception& e) {
-        waker_error = e.what();
+        waker_error = fmt::format("wake probe: {}", e.what());
       }
       for (int i = 0; i < wakeups && waker_error.empty(); ++i) {
         // Busy, so this CPU stays awake while the sleeper's goes idle.
@@ -101,11 +89,11 @@ WakeLatency measure_wake_latency(const cpu_set_t& cpus, int wakeups, std::chrono
   return {.median_us = s.latencies_us[s.latencies_us.size() / 2],
           .p90_us = s.latencies_us[s.latencies_us.size() * 9 / 10],
           .wakeups = wakeups,
-          .waker_cpu = allowed[0],
-          .sleeper_cpu = allowed[1]};
+          .waker_cpu = cpus[0],
+          .sleeper_cpu = cpus[1]};
 }
 
-std::string wake_latency_context(const cpu_set_t& cpus) {
+std::string wake_latency_context(const std::vector<int>& cpus) {
   try {
     const WakeLatency w = measure_wake_latency(cpus);
     return fmt::format("median {:.1f} us, p90 {:.1f} us ({} wake-ups, cpu {} -> {})", w.median_us, w.p90_us, w.wakeups,

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <sched.h>
+
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "error_of.hpp"
@@ -119,6 +123,20 @@ TEST(Cpus, RefusesEmptyReversedRepeatedAndForbiddenCpus) {
   EXPECT_EQ(flag_error([] { cpus::parse("--cpus", "0-1,1", {0, 1}); }), "--cpus: CPU 1 is listed twice");
   for (const char* bad : {"-1", "a", "1-", "0--1", "1,,2", " 1", "+1"})
     EXPECT_THROW(cpus::parse("--cpus", bad, allowed), Error) << bad;
+}
+
+TEST(Cpus, PinsTheCallingThreadAndNamesACpuItCannotUse) {
+  // On a thread of its own: the test's thread keeps its affinity for the tests after it.
+  const int cpu = cpus::allowed().back();
+  std::vector<int> after;
+  std::string refused;
+  std::thread([&] {
+    cpus::pin_this_thread(cpu);
+    after = cpus::allowed();
+    refused = testing::error_of([] { cpus::pin_this_thread(CPU_SETSIZE - 1); });
+  }).join();
+  EXPECT_EQ(after, std::vector<int>{cpu});
+  EXPECT_EQ(refused, fmt::format("pthread_setaffinity_np(cpu {}): Invalid argument", CPU_SETSIZE - 1));
 }
 
 TEST(Cpus, AllowedIsNeverEmptyAndThreadsAllDoublesToTheCount) {

@@ -1,10 +1,12 @@
 #include "wirezip/util/cpus.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 #include "wirezip/util/error.hpp"
 #include "wirezip/util/flag.hpp"
@@ -30,6 +32,14 @@ std::vector<int> allowed() {
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
     if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
   return out;
+}
+
+void pin_this_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (const int err = pthread_setaffinity_np(pthread_self(), sizeof set, &set); err != 0)
+    fail("pthread_setaffinity_np(cpu {}): {}", cpu, std::strerror(err));
 }
 
 std::vector<int> parse(std::string_view flag, std::string_view text, const std::vector<int>& allowed) {

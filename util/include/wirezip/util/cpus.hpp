@@ -10,6 +10,10 @@ namespace wirezip::cpus {
 // The CPUs this process may run on now (sched_getaffinity), ascending.
 std::vector<int> allowed();
 
+// Pins the calling thread to `cpu` (pthread_setaffinity_np); throws wirezip::Error naming the CPU
+// and the reason where the kernel refuses (a CPU outside the process's set, or offline).
+void pin_this_thread(int cpu);
+
 // "0-3,8" -> {0, 1, 2, 3, 8}, in the order written. Refuses an empty list or item, junk, a
 // reversed range (3-1), a CPU listed twice, and a CPU not in `allowed`: pinning a thread to a CPU
 // it may not use fails only later, inside a case, or silently shares a CPU.
