@@ -102,10 +102,14 @@ class StopsQemu(unittest.TestCase):
 
 
 # Two-host mode: each fake guest appends its pid; the one given FAKE_FAIL_ROLE's command script
-# prints what a guest whose rxe0 cannot be added prints, then waits like the other.
+# prints what a guest whose rxe0 cannot be added prints, then waits like the other. It fails only
+# once both pids are written (at most 60 s), as a real guest's setup fails only after both booted:
+# otherwise a loaded host could run the script's cleanup before the other fake had started.
 FAKE_QEMU_TWO = """#!/bin/sh
 echo $$ >> "$FAKE_QEMU_PID"
-case "$*" in *wzcmd=cmd-$FAKE_FAIL_ROLE.sh*) echo "WZTB: root ready, uptime 1.0";
+case "$*" in *wzcmd=cmd-$FAKE_FAIL_ROLE.sh*)
+  i=0; while [ "$(wc -l < "$FAKE_QEMU_PID")" -lt 2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+  echo "WZTB: root ready, uptime 1.0";
   echo "WZTB: setup failed: guest B: rdma link add rxe0 type rxe netdev eth0 failed";; esac
 exec sleep 300
 """
