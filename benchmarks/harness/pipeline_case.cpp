@@ -95,6 +95,7 @@ struct CostTotals {
     sum.sender_cpu_seconds += r.sender_cpu_seconds, sum.receiver_cpu_seconds += r.receiver_cpu_seconds;
     sum.host_cpu += r.host_cpu;
     s.switches += r.sender.switches, s.threads = std::max(s.threads, r.sender.threads);
+    s.queued += r.sender.queued;
     auto& d = sum.receiver;
     d.hash += r.receiver.hash, d.wait += r.receiver.wait, d.credit += r.receiver.credit;
     d.decode_cpu += r.receiver.decode_cpu;
@@ -134,6 +135,7 @@ struct CostTotals {
     state.counters["recv_wait_us_per_chunk"] = us(sum.receiver.wait);
     // In loopback both ends are one process: its switches and threads are counted once.
     state.counters["switches_per_chunk"] = static_cast<double>(sum.sender.switches) / n;
+    state.counters["queued_us_per_chunk"] = us(sum.sender.queued);
     state.counters["sender_threads"] = static_cast<double>(sum.sender.threads);
     if (two_hosts) {
       state.counters["recv_switches_per_chunk"] = static_cast<double>(sum.receiver.switches) / n;

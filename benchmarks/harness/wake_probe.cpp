@@ -9,6 +9,7 @@
 
 #include "wirezip/util/cpus.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/thread_name.hpp"
 
 namespace wirezip::harness {
 namespace {
@@ -59,6 +60,7 @@ WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups, std:
   std::string waker_error;
   {
     std::jthread sleeper([&] { sleep_loop(s, cpus[1], wakeups); });
+    threads::name_thread(sleeper, "wz-wake-sleeper");
     std::jthread waker([&] {
       try {
         cpus::pin_this_thread(cpus[0]);
@@ -80,6 +82,7 @@ WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups, std:
       s.stop = true;
       s.posted_changed.notify_one();
     });
+    threads::name_thread(waker, "wz-wake-waker");
   }
   if (!waker_error.empty()) fail("{}", waker_error);
   if (!s.error.empty()) fail("{}", s.error);

@@ -1,6 +1,6 @@
 #pragma once
 // Internal: what a pipeline end reads about its own process around a run, for the cost model
-// (docs/METRICS.md): CPU time, context switches and threads.
+// (docs/METRICS.md): CPU time, context switches, time waiting for a CPU, and threads.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -34,6 +34,23 @@ inline std::uint64_t process_threads() {
   std::uint64_t n = 0;
   for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end; it.increment(error)) ++n;
   return n;
+}
+
+// Time every thread of this process now spent runnable but not running, waiting on a run queue
+// for a CPU (the second field of /proc/self/task/*/schedstat). Where the host's CPUs also sat idle
+// meanwhile, such time is lost to where the scheduler put the threads, not to work. A thread that
+// ended drops out of the sum, so take it while a run's threads are all there. 0 where the kernel
+// keeps no schedstat.
+inline std::uint64_t process_queued_ns() {
+  std::error_code error;
+  std::uint64_t total = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end;
+       it.increment(error)) {
+    std::ifstream stat(it->path() / "schedstat");
+    std::uint64_t run_ns = 0, queued_ns = 0;
+    if (stat >> run_ns >> queued_ns) total += queued_ns;
+  }
+  return total;
 }
 
 // The whole host's CPU time from /proc/stat's first line (every CPU, every process, interrupts and

@@ -9,9 +9,10 @@
 
 #include "process_stats.hpp"
 #include "wire.hpp"
-#include "work_queue.hpp"
 #include "wirezip/codecs/frame.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/thread_name.hpp"
+#include "work_queue.hpp"
 
 namespace wirezip::pipeline {
 namespace {
@@ -137,7 +138,10 @@ class ReceiverRun {
       if (inline_decode_)
         inline_codec_ = c.decode_spec_.make();
       else
-        for (int w = 0; w < config_.workers; ++w) workers_.emplace_back([this] { work(); });
+        for (int w = 0; w < config_.workers; ++w) {
+          workers_.emplace_back([this] { work(); });
+          threads::name_thread(workers_.back(), "wz-decode");
+        }
     }
     threads_ = process_threads();  // every worker started
   }

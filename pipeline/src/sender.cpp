@@ -8,9 +8,10 @@
 
 #include "process_stats.hpp"
 #include "wire.hpp"
-#include "work_queue.hpp"
 #include "wirezip/codecs/frame.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/thread_name.hpp"
+#include "work_queue.hpp"
 
 namespace wirezip::pipeline {
 namespace {
@@ -51,6 +52,7 @@ class SenderRun {
         busy_at_start_(endpoint.busy_seconds()),
         cpu_at_start_(process_cpu_ns()),
         switches_at_start_(process_switches()),
+        queued_at_start_(process_queued_ns()),
         host_at_start_(host_cpu_seconds()) {
     if (chunks_ > wire::kMaxValue) fail("pipeline: {} chunks is more than one run can count", chunks_);
     const std::size_t needed = wire::buffer_bytes(config, data_bytes);
@@ -146,9 +148,12 @@ class SenderRun {
   std::size_t credits() const { return credits_; }
   std::size_t posted() const { return posted_; }
 
-  // Counts this process's threads while every worker of the run is still there.
+  // Counts this process's threads, and their time queued for a CPU, while every worker of the run
+  // is still there.
   void count_threads() {
-    if (threads_ == 0) threads_ = process_threads();
+    if (threads_ != 0) return;
+    threads_ = process_threads();
+    queued_at_end_ = process_queued_ns();
   }
 
   Result result(Clock::time_point start, Clock::time_point end = Clock::now()) {
@@ -175,6 +180,7 @@ class SenderRun {
                 .post = static_cast<double>(clocks_.post_ns) * 1e-9,
                 .wait = static_cast<double>(clocks_.wait_ns) * 1e-9,
                 .switches = process_switches() - switches_at_start_,
+                .queued = static_cast<double>(queued_at_end_ - std::min(queued_at_end_, queued_at_start_)) * 1e-9,
                 .threads = threads_};
     r.receiver = {.hash = static_cast<double>(report_.hash_ns) * 1e-9,
                   .wait = static_cast<double>(report_.wait_ns) * 1e-9,
@@ -222,7 +228,8 @@ class SenderRun {
   const Clock::time_point started_;
   Clock::time_point last_progress_, last_sample_;
   const std::optional<double> busy_at_start_;
-  const std::uint64_t cpu_at_start_, switches_at_start_;
+  const std::uint64_t cpu_at_start_, switches_at_start_, queued_at_start_;
+  std::uint64_t queued_at_end_ = 0;
   const Result::HostCpu host_at_start_;
   std::uint64_t threads_ = 0;
   SenderClocks clocks_;
@@ -358,7 +365,10 @@ Result run_overlap(SenderRun& run, const Config& config) {
     WorkQueue<Finished>& ready;
     ~CloseOnExit() { free.close(), ready.close(); }
   };
-  for (int w = 0; w < config.workers; ++w) workers.emplace_back(work);
+  for (int w = 0; w < config.workers; ++w) {
+    workers.emplace_back(work);
+    threads::name_thread(workers.back(), "wz-compress");
+  }
   Clock::time_point end;
   {
     CloseOnExit closer{free, ready};

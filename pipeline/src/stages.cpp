@@ -8,6 +8,7 @@
 #include "wirezip/pipeline/serve_thread.hpp"
 #include "wirezip/util/enum_names.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/thread_name.hpp"
 
 namespace wirezip::pipeline {
 namespace {
@@ -22,9 +23,9 @@ double run_workers(std::size_t chunks, int workers, const codecs::CodecSpec& spe
   std::mutex error_mutex;
   const auto start = Clock::now();
   {
-    std::vector<std::jthread> threads;
-    for (int w = 0; w < workers; ++w)
-      threads.emplace_back([&] {
+    std::vector<std::jthread> pool;
+    for (int w = 0; w < workers; ++w) {
+      pool.emplace_back([&] {
         try {
           auto codec = spec.make();
           for (std::size_t i; (i = next.fetch_add(1)) < chunks;) body(i, *codec);
@@ -33,6 +34,8 @@ double run_workers(std::size_t chunks, int workers, const codecs::CodecSpec& spe
           if (!error) error = std::current_exception();
         }
       });
+      threads::name_thread(pool.back(), "wz-stage");
+    }
   }
   if (error) std::rethrow_exception(error);
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -115,6 +118,7 @@ ServeThread::ServeThread(rdma::Endpoint& sender, rdma::Endpoint& receiver) : sen
       error_ = std::current_exception();
     }
   });
+  threads::name_thread(thread_, "wz-receiver");
 }
 
 void ServeThread::stop() {

@@ -7,6 +7,7 @@
 
 #include "link_state.hpp"
 #include "transports.hpp"
+#include "wirezip/util/thread_name.hpp"
 
 namespace wirezip::rdma::mem {
 namespace {
@@ -30,6 +31,7 @@ class Direction {
  public:
   Direction(LinkState& writer, LinkState& reader) : writer_(writer), reader_(reader) {
     copier_ = std::jthread([this](std::stop_token stop) { run(stop); });
+    threads::name_thread(copier_, "wz-mem-copy");
   }
   void post(const Job& job) {
     std::unique_lock lock(mutex_);

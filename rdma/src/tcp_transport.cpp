@@ -17,6 +17,7 @@
 #include "tcp_setup.hpp"
 #include "tcp_socket.hpp"
 #include "transports.hpp"
+#include "wirezip/util/thread_name.hpp"
 
 namespace wirezip::rdma::tcp {
 namespace {
@@ -102,6 +103,8 @@ TcpEndpoint::TcpEndpoint(Socket socket, PageBuffer buffer, std::size_t remote_by
       state_("tcp link", options.timeout) {
   writer_ = std::jthread([this](std::stop_token stop) { write_loop(stop); });
   reader_ = std::jthread([this](std::stop_token stop) { read_loop(stop); });
+  threads::name_thread(writer_, "wz-tcp-send");
+  threads::name_thread(reader_, "wz-tcp-recv");
 }
 
 TcpEndpoint::~TcpEndpoint() {
@@ -378,6 +381,7 @@ LinkPair connect_loopback(const LinkOptions& options) {
       error = std::current_exception();
     }
   });
+  threads::name_thread(acceptor, "wz-tcp-accept");
   std::unique_ptr<Endpoint> active;
   try {
     active = connect(options, "127.0.0.1", listener->port());

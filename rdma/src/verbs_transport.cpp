@@ -32,6 +32,7 @@
 #include "verbs_endpoint.hpp"
 #include "verbs_pending.hpp"
 #include "verbs_setup.hpp"
+#include "wirezip/util/thread_name.hpp"
 
 namespace wirezip::rdma::verbs {
 namespace {
@@ -314,6 +315,7 @@ LinkPair connect_loopback(const LinkOptions& options) {
         passive_error = std::current_exception();
       }
     });
+    threads::name_thread(acceptor, "wz-verbs-accept");
     try {
       active = connect_active(mine, port.ipv4, listen_port, false);
     } catch (...) {

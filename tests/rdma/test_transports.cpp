@@ -2,6 +2,9 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -100,6 +103,31 @@ TEST_P(Loopback, NoArrivalIsATimeoutNotAHang) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(link.second->wait_arrival(), Error);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+// This process's threads by name (/proc/self/task/*/comm).
+std::map<std::string, int> thread_names() {
+  std::map<std::string, int> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::string name;
+    std::getline(std::ifstream(task.path() / "comm"), name);
+    ++names[name];
+  }
+  return names;
+}
+
+// A scheduler trace (perf sched, top -H) tells each link thread by its name.
+TEST_P(Loopback, EachTransportThreadIsNamedForItsJob) {
+  const auto before = thread_names();
+  LinkPair link = connect_loopback(GetParam(), small_options());
+  auto after = thread_names();
+  for (const auto& [name, count] : before) after[name] -= count;
+  if (GetParam() == TransportKind::tcp) {
+    EXPECT_EQ(after["wz-tcp-send"], 2);  // one writer and one reader per endpoint
+    EXPECT_EQ(after["wz-tcp-recv"], 2);
+  } else {
+    EXPECT_EQ(after["wz-mem-copy"], 2);  // one copier per direction
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Loopback, ::testing::Values(TransportKind::tcp, TransportKind::mem),

@@ -16,6 +16,7 @@
 #include "wirezip/util/poll_wait.hpp"
 #include "wirezip/util/size.hpp"
 #include "wirezip/util/spec.hpp"
+#include "wirezip/util/thread_name.hpp"
 
 namespace wirezip {
 namespace {
@@ -137,6 +138,16 @@ TEST(Cpus, PinsTheCallingThreadAndNamesACpuItCannotUse) {
   }).join();
   EXPECT_EQ(after, std::vector<int>{cpu});
   EXPECT_EQ(refused, fmt::format("pthread_setaffinity_np(cpu {}): Invalid argument", CPU_SETSIZE - 1));
+}
+
+TEST(ThreadName, NamesOneThreadAndCutsALongNameAt15Bytes) {
+  std::jthread thread([](std::stop_token stop) {
+    while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  threads::name_thread(thread, "wz-test");
+  EXPECT_EQ(threads::thread_name(thread), "wz-test");
+  threads::name_thread(thread, "wz-a-name-longer-than-the-kernel-keeps");
+  EXPECT_EQ(threads::thread_name(thread), "wz-a-name-longe");
 }
 
 TEST(Cpus, AllowedIsNeverEmptyAndThreadsAllDoublesToTheCount) {

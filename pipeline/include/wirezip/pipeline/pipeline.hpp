@@ -87,6 +87,7 @@ struct Result {
     double post = 0;                // handing finished slots to the transport
     double wait = 0;                // the transport thread blocked for a credit (or a finished slot)
     std::uint64_t switches = 0;     // this process's context switches, voluntary and not
+    double queued = 0;              // its threads' time runnable, waiting for a CPU (schedstat)
     std::uint64_t threads = 0;      // this process's threads while the run went on
   } sender;
   struct ReceiverTimes {
