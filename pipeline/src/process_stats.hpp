@@ -28,29 +28,25 @@ inline std::uint64_t process_switches() {
   return static_cast<std::uint64_t>(usage.ru_nvcsw) + static_cast<std::uint64_t>(usage.ru_nivcsw);
 }
 
-// Threads of this process now (0 where /proc is not there to say).
-inline std::uint64_t process_threads() {
+// This process's threads now, and the time they all spent runnable but not running, waiting on a
+// run queue for a CPU (the second field of /proc/self/task/*/schedstat), from one walk of
+// /proc/self/task. Where the host's CPUs also sat idle meanwhile, the queued time is lost to where
+// the scheduler put the threads, not to work. A thread that ended drops out of the sum, so sample
+// while a run's threads are all there. Zeros where /proc (or the kernel's schedstat) is not there.
+struct TaskSample {
+  std::uint64_t threads = 0, queued_ns = 0;
+};
+inline TaskSample sample_tasks() {
   std::error_code error;
-  std::uint64_t n = 0;
-  for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end; it.increment(error)) ++n;
-  return n;
-}
-
-// Time every thread of this process now spent runnable but not running, waiting on a run queue
-// for a CPU (the second field of /proc/self/task/*/schedstat). Where the host's CPUs also sat idle
-// meanwhile, such time is lost to where the scheduler put the threads, not to work. A thread that
-// ended drops out of the sum, so take it while a run's threads are all there. 0 where the kernel
-// keeps no schedstat.
-inline std::uint64_t process_queued_ns() {
-  std::error_code error;
-  std::uint64_t total = 0;
+  TaskSample sample;
   for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end;
        it.increment(error)) {
+    ++sample.threads;
     std::ifstream stat(it->path() / "schedstat");
     std::uint64_t run_ns = 0, queued_ns = 0;
-    if (stat >> run_ns >> queued_ns) total += queued_ns;
+    if (stat >> run_ns >> queued_ns) sample.queued_ns += queued_ns;
   }
-  return total;
+  return sample;
 }
 
 // The whole host's CPU time from /proc/stat's first line (every CPU, every process, interrupts and

@@ -143,7 +143,7 @@ class ReceiverRun {
           threads::name_thread(workers_.back(), "wz-decode");
         }
     }
-    threads_ = process_threads();  // every worker started
+    threads_ = sample_tasks().threads;  // every worker started
   }
   ~ReceiverRun() { todo_.close(); }  // the workers see it and return; then workers_ joins them
   ReceiverRun(const ReceiverRun&) = delete;

@@ -52,7 +52,7 @@ class SenderRun {
         busy_at_start_(endpoint.busy_seconds()),
         cpu_at_start_(process_cpu_ns()),
         switches_at_start_(process_switches()),
-        queued_at_start_(process_queued_ns()),
+        queued_at_start_(sample_tasks().queued_ns),
         host_at_start_(host_cpu_seconds()) {
     if (chunks_ > wire::kMaxValue) fail("pipeline: {} chunks is more than one run can count", chunks_);
     const std::size_t needed = wire::buffer_bytes(config, data_bytes);
@@ -152,8 +152,9 @@ class SenderRun {
   // is still there.
   void count_threads() {
     if (threads_ != 0) return;
-    threads_ = process_threads();
-    queued_at_end_ = process_queued_ns();
+    const TaskSample now = sample_tasks();
+    threads_ = now.threads;
+    queued_at_end_ = now.queued_ns;
   }
 
   Result result(Clock::time_point start, Clock::time_point end = Clock::now()) {
