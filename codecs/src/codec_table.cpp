@@ -89,6 +89,11 @@ void resolve_ans(SpecStage& self, SpecStage* head, SpecStage*) {
     fail("context=exponent needs bytegroup:split=exponent");
 }
 
+// A coder of whole bf16 elements: byte planes would hand it halves of them.
+void resolve_whole_chunk(SpecStage& self, SpecStage* head, SpecStage*) {
+  if (head) fail("{} codes whole bf16 chunks: use it alone, not after {}", self.name(), head->name());
+}
+
 std::unique_ptr<Codec> make_blosc(const std::string& text, const SpecStage& head, const SpecStage* compressor) {
   const std::string mode = head.choice("shuffle");
   const int shuffle = mode == "noshuffle" ? BLOSC_NOSHUFFLE : mode == "shuffle" ? BLOSC_SHUFFLE : BLOSC_BITSHUFFLE;
@@ -150,6 +155,9 @@ std::vector<CodecRow> build_table() {
       coder("rans", CoderId::rans, {}, "htscodecs", [](const SpecStage&) { return make_rans_coder(); }),
       coder("huff", CoderId::huff, {}, "wirezip", [](const SpecStage&) { return make_huff_coder(); }),
       coder(
+          "huff12", CoderId::huff12, {}, "wirezip", [](const SpecStage&) { return make_huff12_coder(); }, std::nullopt,
+          resolve_whole_chunk),
+      coder(
           "ans", CoderId::ans, {{.key = "context", .words = {"exponent"}}}, "wirezip",
           [](const SpecStage&) { return make_ans_coder(); }, std::nullopt, resolve_ans),
       coder(
@@ -175,6 +183,7 @@ constexpr ListedSpec kListed[] = {
     {"rans", "rANS order 0 on the whole chunk", false},
     {"huff", "wirezip Huffman order 0 on the whole chunk", false},
     {"ans", "wirezip tANS order 0 on the whole chunk", false},
+    {"huff12", "wirezip Huffman on each bf16's exponent + 4 high mantissa bits, sign and 3 low bits stored", true},
     {"bytegroup+lz4", "NetZIP: byte planes + LZ4", true},
     {"bytegroup+zstd:level=1", "byte planes + zstd level 1", true},
     {"bytegroup+zstd:level=-5:literals=1", "byte planes + fast zstd, Huffman literals forced on", true},

@@ -11,12 +11,23 @@
 namespace wirezip::codecs {
 namespace {
 
-const std::vector<std::string> kFramedSpecs = {"memcpy", "bytegroup", "lz4", "zstd:level=1", "bytegroup+lz4",
-                                               "bytegroup+zstd:level=1", "bytegroup+rans", "bytegroup+huff",
-                                               "bytegroup+igzip:level=0", "huff", "bytegroup:width=4+huff",
-                                               "bytegroup:split=exponent+huff", "bytegroup:split=exponent:width=4",
-                                               "ans", "bytegroup:split=exponent+ans",
-                                               "bytegroup:split=exponent+ans:context=exponent"};
+const std::vector<std::string> kFramedSpecs = {"memcpy",
+                                               "bytegroup",
+                                               "lz4",
+                                               "zstd:level=1",
+                                               "bytegroup+lz4",
+                                               "bytegroup+zstd:level=1",
+                                               "bytegroup+rans",
+                                               "bytegroup+huff",
+                                               "bytegroup+igzip:level=0",
+                                               "huff",
+                                               "bytegroup:width=4+huff",
+                                               "bytegroup:split=exponent+huff",
+                                               "bytegroup:split=exponent:width=4",
+                                               "ans",
+                                               "bytegroup:split=exponent+ans",
+                                               "bytegroup:split=exponent+ans:context=exponent",
+                                               "huff12"};
 
 std::vector<std::byte> compress(Codec& codec, std::span<const std::byte> input) {
   std::vector<std::byte> frame(codec.max_compressed_size(input.size()));

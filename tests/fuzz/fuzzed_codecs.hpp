@@ -10,36 +10,37 @@
 namespace wirezip::fuzz {
 
 inline constexpr std::array kFuzzedCodecs = {
-    "memcpy",                              // 0: the framed copy
-    "bytegroup",                           // byte planes stored raw
-    "bytegroup:width=4",                   //
-    "bytegroup:width=3+huff",              // an odd width: planes and an n % w tail
-    "lz4",                                 //
-    "zstd:level=1",                        // 5
-    "rans",                                //
-    "huff",                                //
-    "igzip:level=0",                       //
-    "bytegroup+lz4",                       //
-    "bytegroup+zstd:level=-5:literals=1",  // 10
-    "bytegroup+rans",                      //
-    "bytegroup+huff",                      //
-    "bytegroup:width=4+huff",              //
-    "bytegroup+igzip:level=3",             //
-    "blosc:noshuffle+lz4",                 // 15: c-blosc's own container from here on
-    "blosc:shuffle+lz4",                   //
-    "blosc:bitshuffle+lz4",                //
-    "blosc:shuffle+lz4hc",                 //
-    "blosc:shuffle+blosclz",               //
-    "blosc:shuffle+zlib",                  // 20
-    "blosc:bitshuffle+zstd:level=1",       //
-    "bytegroup+deflate",                   // DEFLATE planes, inflated by ISA-L
-    "bytegroup+deflate:decoder=zlib",      //
-    "bytegroup:split=exponent+huff",                   // 24: the exponent split
-    "bytegroup:split=exponent:format=fp16+ans",        //
-    "bytegroup:split=exponent:width=4+ans",            //
-    "ans",                                             //
-    "bytegroup:split=exponent+ans:context=exponent",   // 28
+    "memcpy",                                                     // 0: the framed copy
+    "bytegroup",                                                  // byte planes stored raw
+    "bytegroup:width=4",                                          //
+    "bytegroup:width=3+huff",                                     // an odd width: planes and an n % w tail
+    "lz4",                                                        //
+    "zstd:level=1",                                               // 5
+    "rans",                                                       //
+    "huff",                                                       //
+    "igzip:level=0",                                              //
+    "bytegroup+lz4",                                              //
+    "bytegroup+zstd:level=-5:literals=1",                         // 10
+    "bytegroup+rans",                                             //
+    "bytegroup+huff",                                             //
+    "bytegroup:width=4+huff",                                     //
+    "bytegroup+igzip:level=3",                                    //
+    "blosc:noshuffle+lz4",                                        // 15: c-blosc's own container from here on
+    "blosc:shuffle+lz4",                                          //
+    "blosc:bitshuffle+lz4",                                       //
+    "blosc:shuffle+lz4hc",                                        //
+    "blosc:shuffle+blosclz",                                      //
+    "blosc:shuffle+zlib",                                         // 20
+    "blosc:bitshuffle+zstd:level=1",                              //
+    "bytegroup+deflate",                                          // DEFLATE planes, inflated by ISA-L
+    "bytegroup+deflate:decoder=zlib",                             //
+    "bytegroup:split=exponent+huff",                              // 24: the exponent split
+    "bytegroup:split=exponent:format=fp16+ans",                   //
+    "bytegroup:split=exponent:width=4+ans",                       //
+    "ans",                                                        //
+    "bytegroup:split=exponent+ans:context=exponent",              // 28
     "bytegroup:split=exponent:format=fp32+ans:context=exponent",  //
+    "huff12",                                                     // 30: 12-bit symbols, escapes
 };
 
 }  // namespace wirezip::fuzz

@@ -10,19 +10,10 @@
 #include <vector>
 
 #include "coders/ans_streams.hpp"
+#include "coders/hot_clones.hpp"
 
-// Each coder's entry points are cloned per target: AVX2 and BMI2's flag-free shifts pay in these
-// loops, the default clone runs on any x86-64. The templates below are inlined whole into those
-// entry points (clang refuses target_clones on templates themselves).
-#if defined(__x86_64__) && (defined(__clang__) || __GNUC__ >= 12)
-#define WZ_ANS_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
-#elif defined(__x86_64__)
-// GCC 11 (Ubuntu 22.04, the DPU images' compiler) has no dispatcher for arch=x86-64-v3 clones:
-// an AVX2 clone there, without BMI2's shifts.
-#define WZ_ANS_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define WZ_ANS_HOT
-#endif
+// The ans coders' hot entry points, cloned per target (hot_clones.hpp).
+#define WZ_ANS_HOT WZ_HOT_CLONES
 #define WZ_INLINE inline __attribute__((always_inline))
 
 namespace wirezip::codecs::ans {

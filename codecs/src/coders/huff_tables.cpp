@@ -108,63 +108,76 @@ bool single_symbol(const ByteRange& range) {
 // ("packages") of the level below; the cheapest 2n - 2 items of the top level fix every length,
 // since a symbol's length is the number of levels at which it is among the items chosen. Only
 // how many leaves each level's chosen prefix holds is needed: leaves are taken in count order.
-Lengths code_lengths(const Counts& count, unsigned max_length) {
-  std::array<std::uint8_t, 256> symbols{};
-  unsigned n = 0;
-  for (unsigned s = 0; s < 256; ++s)
-    if (count[s]) symbols[n++] = static_cast<std::uint8_t>(s);
+std::vector<std::uint8_t> limited_code_lengths(std::span<const std::uint32_t> count, unsigned max_length) {
+  if (count.size() > 65536) throw std::logic_error("huff: code_lengths: more than 65536 symbols");
+  std::vector<std::uint16_t> symbols;
+  for (std::size_t s = 0; s < count.size(); ++s)
+    if (count[s]) symbols.push_back(static_cast<std::uint16_t>(s));
+  const std::size_t n = symbols.size();
   // A code needs two symbols; callers store one-symbol planes another way.
   if (n < 2) throw std::logic_error("huff: code_lengths needs at least two symbols");
-  if (max_length > 16 || (1u << max_length) < n) throw std::logic_error("huff: code_lengths: limit too short");
-  std::stable_sort(symbols.begin(), symbols.begin() + n,
-                   [&](std::uint8_t a, std::uint8_t b) { return count[a] < count[b]; });
+  if (max_length > 16 || (std::size_t{1} << max_length) < n)
+    throw std::logic_error("huff: code_lengths: limit too short");
+  std::stable_sort(symbols.begin(), symbols.end(),
+                   [&](std::uint16_t a, std::uint16_t b) { return count[a] < count[b]; });
 
   // Per level: how many leaves the first k items of its list hold. The list's weights are needed
   // only to make the next level's packages.
-  std::vector<std::vector<std::uint16_t>> leaves_before(max_length);
+  std::vector<std::vector<std::uint32_t>> leaves_before(max_length);
   std::vector<std::uint64_t> list, packages;
   for (unsigned j = 0; j < max_length; ++j) {
     auto& leaves = leaves_before[j];
     list.clear();
     leaves.assign(1, 0);
-    unsigned leaf = 0, package = 0;
+    std::size_t leaf = 0, package = 0;
     while (leaf < n || package < packages.size()) {
       const bool take_leaf = package == packages.size() || (leaf < n && count[symbols[leaf]] <= packages[package]);
       list.push_back(take_leaf ? count[symbols[leaf++]] : packages[package++]);
-      leaves.push_back(static_cast<std::uint16_t>(leaf));
+      leaves.push_back(static_cast<std::uint32_t>(leaf));
     }
     packages.clear();
     for (std::size_t k = 0; k + 1 < list.size(); k += 2) packages.push_back(list[k] + list[k + 1]);
   }
-  Lengths lengths{};
-  std::size_t chosen = 2 * std::size_t{n} - 2;
+  std::vector<std::uint8_t> lengths(count.size());
+  std::size_t chosen = 2 * n - 2;
   for (unsigned j = max_length; j-- > 0 && chosen > 0;) {
-    const unsigned leaves = leaves_before[j][chosen];
-    for (unsigned k = 0; k < leaves; ++k) ++lengths[symbols[k]];
+    const std::size_t leaves = leaves_before[j][chosen];
+    for (std::size_t k = 0; k < leaves; ++k) ++lengths[symbols[k]];
     chosen = 2 * (chosen - leaves);
   }
   return lengths;
 }
 
-// Canonical codes, bit-reversed for LSB-first streams; entry = code | length << 24.
-Codes canonical_codes(const Lengths& lengths) {
-  std::array<std::uint32_t, kMaxLength + 1> next{}, per_length{};
+Lengths code_lengths(const Counts& count, unsigned max_length) {
+  const std::vector<std::uint8_t> lengths = limited_code_lengths(count, max_length);
+  Lengths out{};
+  std::copy(lengths.begin(), lengths.end(), out.begin());
+  return out;
+}
+
+void canonical_codes(std::span<const std::uint8_t> lengths, std::span<std::uint32_t> codes) {
+  std::array<std::uint32_t, 17> next{}, per_length{};
   for (std::uint8_t l : lengths) ++per_length[l];
   per_length[0] = 0;
   std::uint32_t code = 0;
-  for (unsigned l = 1; l <= kMaxLength; ++l) {
+  for (unsigned l = 1; l <= 16; ++l) {
     code = (code + per_length[l - 1]) << 1;
     next[l] = code;
   }
-  Codes codes{};
-  for (int s = 0; s < 256; ++s) {
+  for (std::size_t s = 0; s < lengths.size(); ++s) {
     const unsigned l = lengths[s];
+    codes[s] = 0;
     if (!l) continue;
     const std::uint32_t canonical = next[l]++;
     std::uint32_t reversed = 0;
     for (unsigned b = 0; b < l; ++b) reversed |= ((canonical >> b) & 1u) << (l - 1 - b);
     codes[s] = reversed | (l << 24);
   }
+}
+
+Codes canonical_codes(const Lengths& lengths) {
+  Codes codes{};
+  canonical_codes(lengths, codes);
   return codes;
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace wirezip::codecs::huff {
@@ -66,7 +67,12 @@ std::size_t blocks_worth_coding(const std::array<Counts, 4>& quarters, std::size
 // The optimal code lengths for these counts with none longer than max_length (a complete code:
 // Kraft sum exactly 1). Needs two or more nonzero counts and 2^max_length >= their number.
 Lengths code_lengths(const Counts& counts, unsigned max_length = kMaxLength);
+// The same for an alphabet of counts.size() symbols (at most 65536, limit at most 16).
+std::vector<std::uint8_t> limited_code_lengths(std::span<const std::uint32_t> counts, unsigned max_length);
 Codes canonical_codes(const Lengths& lengths);
+// Canonical codes for lengths of up to 16 bits, written into codes (one per length, 0 where the
+// length is 0).
+void canonical_codes(std::span<const std::uint8_t> lengths, std::span<std::uint32_t> codes);
 // Codes for every pair of present symbols, indexed by the two bytes as one little-endian u16.
 // Bits and lengths sit in separate tables: two loads are cheaper than unpacking one.
 struct PairCodes {

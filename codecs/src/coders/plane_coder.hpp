@@ -41,6 +41,9 @@ std::unique_ptr<PlaneCoder> make_huff_coder(SimdPath path = best_simd_path());
 std::unique_ptr<PlaneCoder> make_deflate_coder(std::unique_ptr<StreamDecoder> decoder);
 // wirezip's own order-0 tANS coder (ans.cpp): fractional bits per symbol, near the order-0 bound.
 std::unique_ptr<PlaneCoder> make_ans_coder();
+// wirezip's Huffman coder of whole bf16 chunks (huff12.cpp): exponent and top 4 mantissa bits as
+// one 12-bit symbol, sign and low mantissa bits stored.
+std::unique_ptr<PlaneCoder> make_huff12_coder();
 
 // Library versions for --list-codecs and the benchmark context.
 std::string lz4_version();

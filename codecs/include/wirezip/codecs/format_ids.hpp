@@ -8,7 +8,17 @@
 
 namespace wirezip::codecs {
 
-enum class CoderId : std::uint8_t { raw = 0, lz4 = 1, zstd = 2, rans = 3, huff = 4, igzip = 5, deflate = 6, ans = 7 };
+enum class CoderId : std::uint8_t {
+  raw = 0,
+  lz4 = 1,
+  zstd = 2,
+  rans = 3,
+  huff = 4,
+  igzip = 5,
+  deflate = 6,
+  ans = 7,
+  huff12 = 8
+};
 enum class PlaneMode : std::uint8_t { raw = 0, coded = 1, constant = 2 };
 // How elements become planes. Byte 7 was a flags byte that had to be 0, so frames written before
 // the exponent split still read as byte planes, and an older reader refuses the new layouts.

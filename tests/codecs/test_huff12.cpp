@@ -1,0 +1,136 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "coders/plane_coder.hpp"
+#include "wirezip/codecs/registry.hpp"
+#include "wirezip/datasets/dataset.hpp"
+#include "wirezip/util/error.hpp"
+
+namespace wirezip::codecs {
+namespace {
+
+std::vector<std::byte> encode(PlaneCoder& coder, std::span<const std::byte> input) {
+  std::vector<std::byte> coded(coder.bound(input.size()));
+  coded.resize(coder.encode(input, coded));
+  return coded;
+}
+
+// Decodes into an output with guard bytes after it: they must stay as they were.
+std::vector<std::byte> decode(PlaneCoder& coder, std::span<const std::byte> coded, std::size_t n) {
+  std::vector<std::byte> out(n + 16, std::byte{0x5a});
+  coder.decode(coded, std::span(out).first(n));
+  EXPECT_TRUE(std::all_of(out.begin() + static_cast<std::ptrdiff_t>(n), out.end(),
+                          [](std::byte b) { return b == std::byte{0x5a}; }));
+  out.resize(n);
+  return out;
+}
+
+std::vector<std::byte> elements(std::span<const std::uint16_t> values) {
+  std::vector<std::byte> bytes(2 * values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    bytes[2 * i] = static_cast<std::byte>(values[i] & 0xff);
+    bytes[2 * i + 1] = static_cast<std::byte>(values[i] >> 8);
+  }
+  return bytes;
+}
+
+TEST(Huff12, EverySixteenBitPatternRoundTrips) {
+  // Every pattern once, shuffled: the sampled code misses most symbols, so most are escaped.
+  std::vector<std::uint16_t> values(65536);
+  std::iota(values.begin(), values.end(), 0);
+  std::shuffle(values.begin(), values.end(), std::mt19937(7));
+  auto coder = make_huff12_coder();
+  const auto input = elements(values);
+  EXPECT_EQ(decode(*coder, encode(*coder, input), input.size()), input);
+  // Sorted, then each pattern twice more: long runs of one symbol beside every other one.
+  std::sort(values.begin(), values.end());
+  std::vector<std::uint16_t> thrice;
+  for (std::uint16_t v : values) thrice.insert(thrice.end(), {v, v, v});
+  const auto runs = elements(thrice);
+  EXPECT_EQ(decode(*coder, encode(*coder, runs), runs.size()), runs);
+}
+
+TEST(Huff12, EverySizeUpTo80BytesAndOddStreamSplitsRoundTrip) {
+  const auto weights = datasets::load_dataset("synthetic:weights:size=64KiB:seed=3").bytes;
+  auto coder = make_huff12_coder();
+  std::vector<std::size_t> sizes(81);
+  std::iota(sizes.begin(), sizes.end(), 0);
+  for (std::size_t n : {1001u, 4097u, 65535u, 65536u}) sizes.push_back(n);
+  for (std::size_t n : sizes) {
+    SCOPED_TRACE(n);
+    const std::span<const std::byte> input(weights.data(), n);
+    const auto coded = encode(*coder, input);
+    EXPECT_LE(coded.size(), coder->bound(n));
+    const auto back = decode(*coder, coded, n);
+    EXPECT_TRUE(std::equal(input.begin(), input.end(), back.begin()));
+  }
+}
+
+TEST(Huff12, PassesTheExponentSplitOnWeights) {
+  // Deterministic bytes, so a fixed floor: 16 MiB of synthetic weights at 1 MiB chunks.
+  const auto weights = datasets::load_dataset("synthetic:weights:size=16MiB:seed=1").bytes;
+  const auto total = [&](const char* spec) {
+    auto codec = make_codec(spec);
+    std::vector<std::byte> frame(codec->max_compressed_size(1 << 20));
+    std::size_t bytes = 0;
+    for (std::size_t at = 0; at < weights.size(); at += 1 << 20)
+      bytes += codec->compress(std::span(weights).subspan(at, 1 << 20), frame);
+    return static_cast<double>(weights.size()) / static_cast<double>(bytes);
+  };
+  const double huff12 = total("huff12"), exponent = total("bytegroup:split=exponent+huff");
+  EXPECT_GE(huff12, 1.52);
+  EXPECT_GT(huff12, exponent + 0.01);
+}
+
+// A coded chunk of the 8 elements 0x3c00..0x3c07, with its code table's fields at known places.
+std::vector<std::byte> small_chunk(PlaneCoder& coder) {
+  std::vector<std::uint16_t> values(8);
+  std::iota(values.begin(), values.end(), 0x3c00);
+  return encode(coder, elements(values));
+}
+
+TEST(Huff12, MalformedCodeTablesAreErrorsThatSayWhy) {
+  auto coder = make_huff12_coder();
+  const auto good = small_chunk(*coder);
+  std::vector<std::byte> out(16);
+  const auto message = [&](std::vector<std::byte> coded) -> std::string {
+    try {
+      coder->decode(coded, out);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  ASSERT_EQ(message(good), "accepted");
+  auto bad = good;
+  bad[0] = std::byte{9};
+  EXPECT_NE(message(bad).find("unknown format 9"), std::string::npos);
+  bad = good;
+  bad[3] = std::byte{0xff}, bad[4] = std::byte{0xff};  // k = 65535 symbols
+  EXPECT_NE(message(bad).find("not within 0..4095"), std::string::npos);
+  bad = good;
+  bad[5] = std::byte{0xff};  // two lengths of 15
+  EXPECT_NE(message(bad).find("code length 15 is over 12"), std::string::npos);
+  bad = good;
+  bad[5] = std::byte{0x21};  // codes of 1 and 2 bits: a quarter of the code space unused
+  EXPECT_NE(message(bad).find("complete code"), std::string::npos);
+  bad = good;
+  bad.pop_back();
+  EXPECT_NE(message(bad).find("huff12: "), std::string::npos);
+  EXPECT_NE(message({}).find("ends inside its format byte"), std::string::npos);
+}
+
+TEST(Huff12, StandsAloneOnly) {
+  try {
+    make_codec("bytegroup+huff12");
+    ADD_FAILURE() << "accepted bytegroup+huff12";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("whole bf16 chunks"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace wirezip::codecs
