@@ -5,6 +5,7 @@
 #include <random>
 
 #include "coders/plane_coder.hpp"
+#include "wirezip/codecs/frame.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/datasets/dataset.hpp"
 #include "wirezip/util/error.hpp"
@@ -83,6 +84,82 @@ TEST(Huff12, PassesTheExponentSplitOnWeights) {
   const double huff12 = total("huff12"), exponent = total("bytegroup:split=exponent+huff");
   EXPECT_GE(huff12, 1.52);
   EXPECT_GT(huff12, exponent + 0.01);
+}
+
+TEST(Huff12, EverySymbolSeenNeedsNoEscape) {
+  // 4096 elements, one per symbol (counted exactly): every symbol gets a 12-bit code.
+  std::vector<std::uint16_t> values(4096);
+  for (std::size_t s = 0; s < values.size(); ++s) values[s] = static_cast<std::uint16_t>(s << 3 | (s & 7));
+  auto coder = make_huff12_coder();
+  const auto input = elements(values);
+  const auto coded = encode(*coder, input);
+  EXPECT_EQ(decode(*coder, coded, input.size()), input);
+  EXPECT_EQ(static_cast<unsigned>(coded[5]) & 0xf, 12u);  // symbol 0's code length
+}
+
+// 1 MiB whose second half holds the same weights 2^-10 as large: two tensors of different scales.
+std::vector<std::byte> two_scales() {
+  const auto weights = datasets::load_dataset("synthetic:weights:size=1MiB:seed=4").bytes;
+  std::vector<std::byte> bytes(weights.begin(), weights.end());
+  for (std::size_t i = bytes.size() / 2; i < bytes.size(); i += 2) {
+    const unsigned e = static_cast<unsigned>(bytes[i]) | static_cast<unsigned>(bytes[i + 1]) << 8;
+    const unsigned smaller = (e & 0x7f80) > (10u << 7) ? e - (10u << 7) : e;
+    bytes[i] = static_cast<std::byte>(smaller & 0xff), bytes[i + 1] = static_cast<std::byte>(smaller >> 8);
+  }
+  return bytes;
+}
+
+TEST(Huff12, AChunkThatSpansTwoScalesIsCodedAsBlocks) {
+  const auto input = two_scales();
+  auto coder = make_huff12_coder();
+  const auto coded = encode(*coder, input);
+  ASSERT_EQ(static_cast<unsigned>(coded[0]), 2u);  // blocks
+  EXPECT_EQ(decode(*coder, coded, input.size()), input);
+  // Each half alone, one code each: the blocks cost little more than that.
+  const std::size_t halves = encode(*coder, std::span(input).first(input.size() / 2)).size() +
+                             encode(*coder, std::span(input).subspan(input.size() / 2)).size();
+  EXPECT_LT(coded.size(), halves + halves / 500);
+}
+
+TEST(Huff12, CorruptOrTruncatedBlocksAreErrorsOrExact) {
+  // Through the frame, whose checksum tells a wrong restoration from the right one.
+  const auto input = two_scales();
+  auto codec = make_codec("huff12");
+  std::vector<std::byte> frame(codec->max_compressed_size(input.size()));
+  frame.resize(codec->compress(input, frame));
+  const std::size_t coded = FrameHeader::header_size(1);
+  ASSERT_EQ(static_cast<unsigned>(frame[coded]), 2u);  // blocks
+  std::vector<std::byte> out(input.size() + 16);
+  const auto rejected_or_exact = [&](std::span<const std::byte> bad) {
+    std::fill(out.begin(), out.end(), std::byte{0x5a});
+    try {
+      ASSERT_EQ(codec->decompress(bad, std::span(out).first(input.size())), input.size());
+      EXPECT_TRUE(std::equal(input.begin(), input.end(), out.begin()));
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()), "");
+    }
+    EXPECT_TRUE(std::all_of(out.end() - 16, out.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
+  };
+  for (std::size_t i = coded; i < coded + 64; ++i) {  // the block count and sizes, the first block's table
+    for (std::uint8_t flip : {0x01, 0x10, 0xff}) {
+      SCOPED_TRACE(i);
+      auto bad = frame;
+      bad[i] ^= std::byte{flip};
+      rejected_or_exact(bad);
+    }
+  }
+  // The coder alone, cut short: an error, and nothing written past its output.
+  auto coder = make_huff12_coder();
+  const std::span<const std::byte> blocks = std::span(frame).subspan(coded);
+  for (std::size_t len = 0; len < blocks.size(); len += len < 16 ? 1 : 4099) {
+    std::fill(out.begin(), out.end(), std::byte{0x5a});
+    EXPECT_THROW(coder->decode(blocks.first(len), std::span(out).first(input.size())), Error);
+    EXPECT_TRUE(std::all_of(out.end() - 16, out.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
+  }
+  for (std::size_t len = coded; len < frame.size(); len += len < coded + 16 ? 1 : 4099) {
+    auto bad = std::vector<std::byte>(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(len));
+    rejected_or_exact(bad);
+  }
 }
 
 // A coded chunk of the 8 elements 0x3c00..0x3c07, with its code table's fields at known places.

@@ -4,17 +4,11 @@
 #include <cstring>
 #include <utility>
 
+#include "coders/bit_reader.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs::ans {
 namespace {
-
-std::uint32_t load32(const std::uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-}
-void store32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
 
 // Smallest and largest byte: one pass the compiler vectorises.
 WZ_ANS_HOT std::pair<std::uint8_t, std::uint8_t> byte_bounds(const std::uint8_t* src, std::size_t n) {

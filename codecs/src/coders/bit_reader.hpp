@@ -1,5 +1,5 @@
 #pragma once
-// Internal: little-endian 64-bit loads and stores, and the LSB-first bit reader that huff's and
+// Internal: little-endian 32- and 64-bit loads and stores, and the LSB-first bit reader that huff's and
 // ans's streams are both read with. Every function is always inlined, so each SIMD path's hot loop
 // (compiled for its own target) gets its own copy.
 #include <algorithm>
@@ -19,6 +19,14 @@ namespace wirezip::codecs {
 [[gnu::always_inline]] inline void store64(std::uint8_t* p, std::uint64_t v) {
   if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
   std::memcpy(p, &v, 8);
+}
+
+// The u32 fields of coded planes' headers, little-endian.
+inline std::uint32_t load32(const std::uint8_t* p) {
+  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+inline void store32(std::uint8_t* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
 // Reads one stream forwards, lowest bit first. Past its end it reads zeros and counts them, so a

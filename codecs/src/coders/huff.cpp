@@ -20,6 +20,7 @@
 // gets its own code when the sampled counts say that saves more than the tables cost.
 #include <cstring>
 
+#include "coders/bit_reader.hpp"
 #include "coders/huff_kernels.hpp"
 #include "coders/plane_coder.hpp"
 #include "wirezip/util/error.hpp"
@@ -33,13 +34,6 @@ constexpr std::size_t kSizesBytes = 4 * (kStreams - 1);
 constexpr std::size_t kLongestHeader = 1 + 128 + kSizesBytes;  // format 2; format 3 is at most 2 bytes more
 constexpr std::size_t kMaxBlocks = 4;
 enum Format : std::uint8_t { kEmpty = 0, kSingleSymbol = 1, kHuffman = 2, kHuffmanRange = 3, kBlocks = 4 };
-
-std::uint32_t load32(const std::uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-}
-void store32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
 
 // Where the 4 streams of a block, or the 1, 2 or 4 blocks of a plane, start: at multiples of a
 // quarter (rounded down), so that blocks are whole quarters; the last runs to the end.

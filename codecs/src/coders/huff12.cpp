@@ -11,18 +11,23 @@
 //     first .. first + k - 1, then of the escape | u32 sizes of streams 0-2 | nibbles: ceil(m / 2)
 //     bytes, element i's in byte i / 2, the low nibble for even i | the n % 2 tail byte |
 //     4 LSB-first bit streams; stream s codes elements [s*q, (s+1)*q), the last the rest.
+//   2 (blocks) | B (2 or 4) | u32 sizes of blocks 0 .. B-2 | B coded chunks of format 0 or 1; with
+//     r = m / 4, block b holds elements [b*(4/B)*r, (b+1)*(4/B)*r), the last the rest and the tail.
 // A symbol without a code of its own (absent from the sample the code was built from) is written
-// as the escape's code followed by its 12 bits.
+// as the escape's code followed by its 12 bits. Blocks are for chunks that span tensors of
+// different statistics: each block gets its own code when the sampled counts say that saves more
+// than 0.2% after the extra tables.
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "coders/bit_reader.hpp"
-#include "coders/hot_clones.hpp"
+#include "coders/huff12_lanes.hpp"
 #include "coders/huff_tables.hpp"
 #include "coders/plane_coder.hpp"
 #include "wirezip/util/error.hpp"
@@ -30,81 +35,46 @@
 namespace wirezip::codecs {
 namespace {
 
-constexpr unsigned kSymbolBits = 12, kMaxLength = 12;
-constexpr std::uint32_t kSymbolMask = (1u << kSymbolBits) - 1;
-constexpr std::size_t kEscape = std::size_t{1} << kSymbolBits;  // the symbol after the 4096 real ones
-constexpr std::size_t kStreams = 4;
+using namespace huff12;
+
 constexpr std::size_t kHeaderLongest = 1 + 4 + (kEscape + 2) / 2 + 4 * (kStreams - 1);
 // The counts come from every element of a short chunk, else from one 256-element block in eight.
 constexpr std::size_t kSampleBlock = 256, kSampleEvery = 8 * kSampleBlock, kExactBelow = 32 << 10;
-enum Format : std::uint8_t { kNoElements = 0, kCoded = 1 };
+enum Format : std::uint8_t { kNoElements = 0, kCoded = 1, kBlocks = 2 };
+// A block's code is built from a sample of an eighth of it: under 64K elements the sample is too
+// thin for ~500 symbols, and more blocks cost more than they save (measured on real checkpoints).
+constexpr std::size_t kMaxBlocks = 4, kMinBlockElements = 64 << 10;
+using Counts = std::vector<std::uint32_t>;
 
-[[gnu::always_inline]] inline unsigned element(const std::uint8_t* src, std::size_t i) {
-  return src[2 * i] | (src[2 * i + 1] << 8);
-}
-[[gnu::always_inline]] inline unsigned symbol_of(unsigned e) { return (e >> 3) & kSymbolMask; }
-[[gnu::always_inline]] inline unsigned nibble_of(unsigned e) { return ((e >> 12) & 8) | (e & 7); }
-
-std::uint32_t load32(const std::uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-}
-void store32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-
-// Elements [begin(s), begin(s + 1)) go to stream s.
-// Streams start at even elements, so a stream's pairs of elements share a byte of nibbles.
-std::size_t stream_begin(std::size_t m, std::size_t s) {
-  return s == kStreams ? m : s * (m / kStreams & ~std::size_t{1});
-}
-
-[[gnu::always_inline]] inline std::uint32_t load_pair(const std::uint8_t* p) {  // elements i and i + 1, i at p
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
-  return v;
-}
-[[gnu::always_inline]] inline void store_pair(std::uint8_t* p, std::uint32_t v) {
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
-  std::memcpy(p, &v, 4);
-}
-
-struct EncodeLane {
-  std::uint8_t* out;
-  std::uint64_t bits = 0;
-  unsigned count = 0;
-  // One code of up to 24 bits (an escape and its symbol); at most 7 bits stay pending after flush.
-  [[gnu::always_inline]] void put(std::uint32_t code) {
-    bits |= static_cast<std::uint64_t>(huff::code_bits(code)) << count;
-    count += huff::code_length(code);
+// Adds the counts of the symbols of elements [0, m): every one of a short run, else one 256-element
+// block in eight.
+void count_symbols(const std::uint8_t* src, std::size_t m, Counts& counts) {
+  const std::size_t block = m < kExactBelow ? m : kSampleBlock, every = m < kExactBelow ? m : kSampleEvery;
+  for (std::size_t start = 0; start < m; start += every) {
+    const std::size_t end = std::min(m, start + block);
+    for (std::size_t i = start; i < end; ++i) ++counts[symbol_of(element(src, i))];
   }
-  [[gnu::always_inline]] void flush() {
-    store64(out, bits);
-    const unsigned bytes = count >> 3;
-    out += bytes;
-    bits >>= 8 * bytes;  // bytes <= 6: count never exceeds 7 + 2 * 24
-    count &= 7;
-  }
-};
+}
 
-// Pairs [0, pairs) of each lane's elements; two lanes at a time keep their state in registers.
-WZ_HOT_CLONES void encode_pairs(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t m,
-                                std::size_t pairs, const std::uint32_t* table) {
-  for (std::size_t first = 0; first < kStreams; first += 2) {
-    EncodeLane a = lanes[first], b = lanes[first + 1];
-    const std::uint8_t* in_a = src + 2 * stream_begin(m, first);
-    const std::uint8_t* in_b = src + 2 * stream_begin(m, first + 1);
-    for (std::size_t pair = 0; pair < pairs; ++pair) {
-      const std::uint32_t va = load_pair(in_a + 4 * pair), vb = load_pair(in_b + 4 * pair);
-      a.put(table[symbol_of(va)]);
-      b.put(table[symbol_of(vb)]);
-      a.put(table[symbol_of(va >> 16)]);
-      b.put(table[symbol_of(vb >> 16)]);
-      a.flush();
-      b.flush();
-    }
-    lanes[first] = a, lanes[first + 1] = b;
+// What coding `elements` elements with a code built for these counts costs, estimated in bits:
+// their order-0 bits scaled from the counted ones, the table and the stream sizes.
+double estimated_bits(const Counts& counts, std::size_t elements) {
+  double total = 0, bits = 0;
+  std::size_t first = kEscape, last = 0;
+  for (std::size_t s = 0; s < kEscape; ++s) {
+    if (!counts[s]) continue;
+    total += counts[s];
+    first = std::min(first, s), last = s;
   }
+  if (total == 0) return 0;
+  for (std::size_t s = first; s <= last; ++s)
+    if (counts[s]) bits += counts[s] * std::log2(total / counts[s]);
+  return bits * (static_cast<double>(elements) / total) + 8.0 * (5 + (last - first + 2) / 2 + 12);
+}
+
+// Elements where block b of `blocks` starts: whole quarters of the chunk.
+std::size_t block_begin(std::size_t m, std::size_t blocks, std::size_t b) {
+  return b == blocks ? m : b * (kMaxBlocks / blocks) * (m / kMaxBlocks);
 }
 
 class Huff12Coder final : public PlaneCoder {
@@ -112,41 +82,94 @@ class Huff12Coder final : public PlaneCoder {
   CoderId id() const override { return CoderId::huff12; }
   std::size_t bound(std::size_t n) const override {
     const std::size_t m = n / 2;  // every symbol escaped: 24 bits; 8 bytes of store slack per stream
-    return kHeaderLongest + (m + 1) / 2 + 1 + 3 * m + kStreams * 9;
+    return 2 + 4 * (kMaxBlocks - 1) + kMaxBlocks * (kHeaderLongest + 1 + kStreams * 9) + (m + 1) / 2 + 1 + 3 * m;
   }
   std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override;
   void decode(std::span<const std::byte> src, std::span<std::byte> dst) override;
 
  private:
-  void count_symbols(const std::uint8_t* src, std::size_t m);
+  // Codes n bytes as format 0 or 1, the code built from counts_ (escape excluded).
+  std::size_t encode_block(const std::uint8_t* src, std::size_t n, std::uint8_t* dst);
+  void decode_block(const std::uint8_t* src, std::size_t size, std::uint8_t* dst, std::size_t n);
+  // 1, 2 or 4: how many blocks of its own code each pay, from the sampled counts of the quarters.
+  std::size_t blocks_worth_coding(const std::uint8_t* src, std::size_t m);
+  // counts_ = the sum of quarters [first, last).
+  void sum_quarters(std::size_t first, std::size_t last);
 
-  std::vector<std::uint32_t> counts_ = std::vector<std::uint32_t>(kEscape + 1);
+  Counts counts_ = Counts(kEscape + 1);
+  std::array<Counts, kMaxBlocks> quarters_;
   std::vector<std::uint32_t> codes_ = std::vector<std::uint32_t>(kEscape + 1);
   std::vector<std::uint32_t> encode_table_ = std::vector<std::uint32_t>(kEscape);  // code | length << 24
   std::vector<std::uint32_t> decode_table_ = std::vector<std::uint32_t>(std::size_t{1} << kMaxLength);
   std::array<std::vector<std::uint8_t>, kStreams> scratch_;
 };
 
-void Huff12Coder::count_symbols(const std::uint8_t* src, std::size_t m) {
+void Huff12Coder::sum_quarters(std::size_t first, std::size_t last) {
   std::fill(counts_.begin(), counts_.end(), 0);
-  const std::size_t block = m < kExactBelow ? m : kSampleBlock, every = m < kExactBelow ? m : kSampleEvery;
-  for (std::size_t start = 0; start < m; start += every) {
-    const std::size_t end = std::min(m, start + block);
-    for (std::size_t i = start; i < end; ++i) ++counts_[symbol_of(element(src, i))];
+  for (std::size_t q = first; q < last; ++q)
+    for (std::size_t s = 0; s < kEscape; ++s) counts_[s] += quarters_[q][s];
+}
+
+std::size_t Huff12Coder::blocks_worth_coding(const std::uint8_t* src, std::size_t m) {
+  for (std::size_t q = 0; q < kMaxBlocks; ++q) {
+    quarters_[q].assign(kEscape + 1, 0);
+    const std::size_t begin = block_begin(m, kMaxBlocks, q);
+    count_symbols(src + 2 * begin, block_begin(m, kMaxBlocks, q + 1) - begin, quarters_[q]);
   }
-  counts_[kEscape] = 1;  // always a code: symbols the sample missed are escaped
+  std::array<double, kMaxBlocks + 1> cost{};  // by block count: 1, 2, 4
+  for (std::size_t blocks : {1u, 2u, 4u}) {
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t per = kMaxBlocks / blocks;
+      sum_quarters(b * per, (b + 1) * per);
+      cost[blocks] += estimated_bits(counts_, block_begin(m, blocks, b + 1) - block_begin(m, blocks, b));
+    }
+  }
+  const std::size_t best = m / kMaxBlocks >= kMinBlockElements && cost[4] < cost[2] ? 4 : 2;
+  return cost[best] < 0.998 * cost[1] ? best : 1;
 }
 
 std::size_t Huff12Coder::encode(std::span<const std::byte> src_bytes, std::span<std::byte> dst_bytes) {
   const auto* src = reinterpret_cast<const std::uint8_t*>(src_bytes.data());
   auto* dst = reinterpret_cast<std::uint8_t*>(dst_bytes.data());
-  const std::size_t n = src_bytes.size(), m = n / 2, tail = n % 2;
+  const std::size_t n = src_bytes.size(), m = n / 2;
+  if (m < 2 * kMinBlockElements) {
+    std::fill(counts_.begin(), counts_.end(), 0);
+    count_symbols(src, m, counts_);
+    return encode_block(src, n, dst);
+  }
+  const std::size_t blocks = blocks_worth_coding(src, m);
+  if (blocks == 1) {
+    sum_quarters(0, kMaxBlocks);
+    return encode_block(src, n, dst);
+  }
+  std::uint8_t* out = dst;
+  *out++ = kBlocks;
+  *out++ = static_cast<std::uint8_t>(blocks);
+  std::uint8_t* sizes = out;
+  out += 4 * (blocks - 1);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t per = kMaxBlocks / blocks, begin = 2 * block_begin(m, blocks, b);
+    const std::size_t end = b + 1 == blocks ? n : 2 * block_begin(m, blocks, b + 1);
+    sum_quarters(b * per, (b + 1) * per);
+    const std::size_t size = encode_block(src + begin, end - begin, out);
+    if (b + 1 < blocks) store32(sizes + 4 * b, static_cast<std::uint32_t>(size));
+    out += size;
+  }
+  return static_cast<std::size_t>(out - dst);
+}
+
+std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, std::uint8_t* dst) {
+  const std::size_t m = n / 2, tail = n % 2;
   if (m == 0) {
     dst[0] = kNoElements;
     if (tail) dst[1] = src[0];
     return 1 + tail;
   }
-  count_symbols(src, m);
+  // Symbols the sample missed are escaped; where it saw all 4096, each has a 12-bit code and there
+  // is no escape (12 bits cannot hold 4097 codes).
+  const bool all_seen =
+      std::none_of(counts_.begin(), counts_.begin() + kEscape, [](std::uint32_t c) { return c == 0; });
+  counts_[kEscape] = all_seen ? 0 : 1;
   const std::vector<std::uint8_t> lengths = huff::limited_code_lengths(counts_, kMaxLength);
   huff::canonical_codes(lengths, codes_);
   const std::uint32_t escape = codes_[kEscape];
@@ -204,116 +227,33 @@ std::size_t Huff12Coder::encode(std::span<const std::byte> src_bytes, std::span<
   return static_cast<std::size_t>(out - dst);
 }
 
-[[gnu::always_inline]] inline void store16(std::uint8_t* p, unsigned v) {
-  const auto little = static_cast<std::uint16_t>(v);
-  std::memcpy(p, &little, 2);
-  if constexpr (std::endian::native == std::endian::big) std::swap(p[0], p[1]);
-}
-
-// A decode table entry (one per 12-bit window): the code's length in bits 0-6, bit 7 set for the
-// escape, and the element's bits 3-14 (the symbol in place) in bits 19-30.
-constexpr std::uint32_t kEscapeFlag = 0x80;
-constexpr std::uint32_t decode_entry(std::uint32_t symbol, unsigned length) { return symbol << 19 | length; }
-
-// The next code's entry; an escape is replaced by the entry of the symbol after it. The reader
-// holds >= 24 bits.
-[[gnu::always_inline]] inline std::uint32_t next_entry(std::uint64_t& bits, unsigned& count,
-                                                       const std::uint32_t* table) {
-  const std::uint32_t entry = table[bits & kSymbolMask];
-  const unsigned length = entry & 0x7f;
-  bits >>= length;
-  count -= length;
-  if (entry & kEscapeFlag) [[unlikely]] {
-    const auto symbol = static_cast<std::uint32_t>(bits & kSymbolMask);
-    bits >>= kSymbolBits;
-    count -= kSymbolBits;
-    return decode_entry(symbol, 0);
-  }
-  return entry;
-}
-
-// A byte of nibbles as the sign and low mantissa bits of two elements, the first in the low half.
-constexpr std::array<std::uint32_t, 256> kNibblePairs = [] {
-  std::array<std::uint32_t, 256> pairs{};
-  for (unsigned b = 0; b < 256; ++b) pairs[b] = ((b & 0x08) << 12 | (b & 7)) | ((b & 0x80) << 8 | ((b >> 4) & 7)) << 16;
-  return pairs;
-}();
-
-struct DecodeLane {
-  BitReader reader;
-  std::size_t i, end;  // the next element, and the stream's end
-
-  // One element: its symbol from the stream, its nibble, both merged.
-  [[gnu::always_inline]] void decode_one(const std::uint32_t* table, const std::uint8_t* nibbles, std::uint8_t* dst) {
-    const std::uint32_t entry = next_entry(reader.bits, reader.count, table);
-    const std::uint32_t low_bits = kNibblePairs[nibbles[i / 2]] >> (16 * (i % 2));
-    store16(dst + 2 * i, (entry >> 16) | (low_bits & 0xffff));
-    ++i;
-  }
-};
-
-// Rounds every lane can take with no check: a pair of elements each, and 8 readable bytes at every
-// refill (a refill moves at most 7 bytes on; a round takes at most 48 of the >= 56 bits it leaves).
-std::size_t safe_rounds(const std::array<DecodeLane, kStreams>& lanes) {
-  std::size_t rounds = SIZE_MAX;
-  for (const DecodeLane& lane : lanes) {
-    const auto left = static_cast<std::size_t>(lane.reader.in_end - lane.reader.in);
-    rounds = std::min({rounds, left < 8 ? 0 : (left - 8) / 7 + 1, (lane.end - lane.i) / 2});
-  }
-  return rounds;
-}
-
-struct FastLane {
-  std::uint64_t bits;
-  unsigned count;
-  const std::uint8_t* in;
-  [[gnu::always_inline]] void round(const std::uint32_t* table, const std::uint8_t* nibbles, std::uint8_t* out) {
-    bits |= load64(in) << count;
-    in += (63 - count) >> 3;
-    count |= 56;
-    const std::uint32_t first = next_entry(bits, count, table);
-    const std::uint32_t second = next_entry(bits, count, table);
-    store_pair(out, kNibblePairs[*nibbles] | first >> 16 | (second & 0xffff0000));
-  }
-};
-
-// The bulk: all four lanes a pair at a time, lane state in locals (stores to dst cannot alias it);
-// every lane's i is even here. Then each lane's rest, checked element by element.
-WZ_HOT_CLONES void decode_lanes(std::array<DecodeLane, kStreams>& lanes, const std::uint32_t* table,
-                                const std::uint8_t* nibbles, std::uint8_t* dst) {
-  for (std::size_t rounds; (rounds = safe_rounds(lanes)) > 0;) {
-    std::array<FastLane, kStreams> fast;
-    for (std::size_t s = 0; s < kStreams; ++s)
-      fast[s] = {lanes[s].reader.bits, lanes[s].reader.count, lanes[s].reader.in};
-    FastLane a = fast[0], b = fast[1], c = fast[2], d = fast[3];
-    const std::size_t ia = lanes[0].i, ib = lanes[1].i, ic = lanes[2].i, id = lanes[3].i;
-    for (std::size_t r = 0; r < rounds; ++r) {
-      a.round(table, nibbles + ia / 2 + r, dst + 2 * ia + 4 * r);
-      b.round(table, nibbles + ib / 2 + r, dst + 2 * ib + 4 * r);
-      c.round(table, nibbles + ic / 2 + r, dst + 2 * ic + 4 * r);
-      d.round(table, nibbles + id / 2 + r, dst + 2 * id + 4 * r);
-    }
-    fast = {a, b, c, d};
-    for (std::size_t s = 0; s < kStreams; ++s) {
-      lanes[s].reader.bits = fast[s].bits, lanes[s].reader.count = fast[s].count, lanes[s].reader.in = fast[s].in;
-      lanes[s].i += 2 * rounds;
-    }
-  }
-  for (DecodeLane& lane : lanes) {
-    while (lane.i < lane.end) {
-      lane.reader.refill();
-      lane.decode_one(table, nibbles, dst);
-    }
-  }
-}
-
 }  // namespace
 
 void Huff12Coder::decode(std::span<const std::byte> src_bytes, std::span<std::byte> dst_bytes) {
-  const auto* in = reinterpret_cast<const std::uint8_t*>(src_bytes.data());
-  const std::uint8_t* const end = in + src_bytes.size();
+  const auto* src = reinterpret_cast<const std::uint8_t*>(src_bytes.data());
   auto* dst = reinterpret_cast<std::uint8_t*>(dst_bytes.data());
-  const std::size_t n = dst_bytes.size(), m = n / 2, tail = n % 2;
+  const std::size_t size = src_bytes.size(), n = dst_bytes.size(), m = n / 2;
+  if (size < 2 || src[0] != kBlocks) return decode_block(src, size, dst, n);
+  const std::size_t blocks = src[1];
+  if (blocks != 2 && blocks != kMaxBlocks) fail("huff12: {} blocks, not 2 or 4", blocks);
+  if (m < kMaxBlocks) fail("huff12: {} blocks for {} elements", blocks, m);
+  if (size < 2 + 4 * (blocks - 1)) fail("huff12: coded chunk ends inside its block sizes");
+  std::size_t at = 2 + 4 * (blocks - 1);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t left = size - at;
+    const std::size_t block_size = b + 1 < blocks ? load32(src + 2 + 4 * b) : left;
+    if (block_size > left) fail("huff12: block {} holds {} bytes, {} are left", b, block_size, left);
+    const std::size_t begin = 2 * block_begin(m, blocks, b),
+                      end = b + 1 == blocks ? n : 2 * block_begin(m, blocks, b + 1);
+    if (block_size > 0 && src[at] == kBlocks) fail("huff12: block {} is itself made of blocks", b);
+    decode_block(src + at, block_size, dst + begin, end - begin);
+    at += block_size;
+  }
+}
+
+void Huff12Coder::decode_block(const std::uint8_t* in, std::size_t size, std::uint8_t* dst, std::size_t n) {
+  const std::uint8_t* const end = in + size;
+  const std::size_t m = n / 2, tail = n % 2;
   const auto need = [&](std::size_t bytes, const char* what) {
     if (static_cast<std::size_t>(end - in) < bytes) fail("huff12: coded chunk ends inside its {}", what);
   };

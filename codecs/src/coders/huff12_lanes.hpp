@@ -1,0 +1,117 @@
+#pragma once
+// Internal: the four interleaved streams of huff12.cpp (12-bit symbols of whole bf16 elements) and
+// the loops that code them. The loops are cloned per target (hot_clones.hpp).
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "coders/bit_reader.hpp"
+#include "coders/huff_tables.hpp"
+
+namespace wirezip::codecs::huff12 {
+
+constexpr unsigned kSymbolBits = 12, kMaxLength = 12;
+constexpr std::uint32_t kSymbolMask = (1u << kSymbolBits) - 1;
+constexpr std::size_t kEscape = std::size_t{1} << kSymbolBits;  // the symbol after the 4096 real ones
+constexpr std::size_t kStreams = 4;
+
+[[gnu::always_inline]] inline unsigned element(const std::uint8_t* src, std::size_t i) {
+  return src[2 * i] | (src[2 * i + 1] << 8);
+}
+[[gnu::always_inline]] inline unsigned symbol_of(unsigned e) { return (e >> 3) & kSymbolMask; }
+[[gnu::always_inline]] inline unsigned nibble_of(unsigned e) { return ((e >> 12) & 8) | (e & 7); }
+
+// Elements [begin(s), begin(s + 1)) go to stream s.
+// Streams start at even elements, so a stream's pairs of elements share a byte of nibbles.
+inline std::size_t stream_begin(std::size_t m, std::size_t s) {
+  return s == kStreams ? m : s * (m / kStreams & ~std::size_t{1});
+}
+
+[[gnu::always_inline]] inline std::uint32_t load_pair(const std::uint8_t* p) {  // elements i and i + 1, i at p
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
+  return v;
+}
+[[gnu::always_inline]] inline void store_pair(std::uint8_t* p, std::uint32_t v) {
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
+  std::memcpy(p, &v, 4);
+}
+
+struct EncodeLane {
+  std::uint8_t* out;
+  std::uint64_t bits = 0;
+  unsigned count = 0;
+  // One code of up to 24 bits (an escape and its symbol); at most 7 bits stay pending after flush.
+  [[gnu::always_inline]] void put(std::uint32_t code) {
+    bits |= static_cast<std::uint64_t>(huff::code_bits(code)) << count;
+    count += huff::code_length(code);
+  }
+  [[gnu::always_inline]] void flush() {
+    store64(out, bits);
+    const unsigned bytes = count >> 3;
+    out += bytes;
+    bits >>= 8 * bytes;  // bytes <= 6: count never exceeds 7 + 2 * 24
+    count &= 7;
+  }
+};
+
+[[gnu::always_inline]] inline void store16(std::uint8_t* p, unsigned v) {
+  const auto little = static_cast<std::uint16_t>(v);
+  std::memcpy(p, &little, 2);
+  if constexpr (std::endian::native == std::endian::big) std::swap(p[0], p[1]);
+}
+
+// A decode table entry (one per 12-bit window): the code's length in bits 0-6, bit 7 set for the
+// escape, and the element's bits 3-14 (the symbol in place) in bits 19-30.
+constexpr std::uint32_t kEscapeFlag = 0x80;
+constexpr std::uint32_t decode_entry(std::uint32_t symbol, unsigned length) { return symbol << 19 | length; }
+
+// The next code's entry; an escape is replaced by the entry of the symbol after it. The reader
+// holds >= 24 bits.
+[[gnu::always_inline]] inline std::uint32_t next_entry(std::uint64_t& bits, unsigned& count,
+                                                       const std::uint32_t* table) {
+  const std::uint32_t entry = table[bits & kSymbolMask];
+  const unsigned length = entry & 0x7f;
+  bits >>= length;
+  count -= length;
+  if (entry & kEscapeFlag) [[unlikely]] {
+    const auto symbol = static_cast<std::uint32_t>(bits & kSymbolMask);
+    bits >>= kSymbolBits;
+    count -= kSymbolBits;
+    return decode_entry(symbol, 0);
+  }
+  return entry;
+}
+
+// A byte of nibbles as the sign and low mantissa bits of two elements, the first in the low half.
+inline constexpr std::array<std::uint32_t, 256> kNibblePairs = [] {
+  std::array<std::uint32_t, 256> pairs{};
+  for (unsigned b = 0; b < 256; ++b) pairs[b] = ((b & 0x08) << 12 | (b & 7)) | ((b & 0x80) << 8 | ((b >> 4) & 7)) << 16;
+  return pairs;
+}();
+
+struct DecodeLane {
+  BitReader reader;
+  std::size_t i, end;  // the next element, and the stream's end
+
+  // One element: its symbol from the stream, its nibble, both merged.
+  [[gnu::always_inline]] void decode_one(const std::uint32_t* table, const std::uint8_t* nibbles, std::uint8_t* dst) {
+    const std::uint32_t entry = next_entry(reader.bits, reader.count, table);
+    const std::uint32_t low_bits = kNibblePairs[nibbles[i / 2]] >> (16 * (i % 2));
+    store16(dst + 2 * i, (entry >> 16) | (low_bits & 0xffff));
+    ++i;
+  }
+};
+
+// Pairs [0, pairs) of each lane's elements, each lane starting at stream_begin(m, s).
+void encode_pairs(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t m, std::size_t pairs,
+                  const std::uint32_t* table);
+// Every lane to its end: the bulk a pair at a time with no checks, then the rest checked.
+void decode_lanes(std::array<DecodeLane, kStreams>& lanes, const std::uint32_t* table, const std::uint8_t* nibbles,
+                  std::uint8_t* dst);
+
+}  // namespace wirezip::codecs::huff12
