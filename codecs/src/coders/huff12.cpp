@@ -5,12 +5,12 @@
 // exponent-plane coder leaves behind: the skew of the mantissa inside an octave, and Huffman's
 // whole-bit loss, smaller over a larger alphabet (docs/CODECS.md).
 //
-// A coded chunk of n bytes: m = n / 2 little-endian elements, q = m / 4 rounded down to even.
+// A coded chunk of n bytes: m = n / 2 little-endian elements.
 //   0 (no element) | the n % 2 tail byte
 //   1 (coded) | u16 first | u16 k | 4-bit code lengths (low nibble first, 0: no code) of symbols
 //     first .. first + k - 1, then of the escape | u32 sizes of streams 0-2 | nibbles: ceil(m / 2)
 //     bytes, element i's in byte i / 2, the low nibble for even i | the n % 2 tail byte |
-//     4 LSB-first bit streams; stream s codes elements [s*q, (s+1)*q), the last the rest.
+//     4 LSB-first bit streams; stream s codes the elements i with (i / 2) % 4 = s, in order.
 //   2 (blocks) | B (2 or 4) | u32 sizes of blocks 0 .. B-2 | B coded chunks of format 0 or 1; with
 //     r = m / 4, block b holds elements [b*(4/B)*r, (b+1)*(4/B)*r), the last the rest and the tail.
 // A symbol without a code of its own (absent from the sample the code was built from) is written
@@ -41,6 +41,7 @@ constexpr std::size_t kHeaderLongest = 1 + 4 + (kEscape + 2) / 2 + 4 * (kStreams
 // The counts come from every element of a short chunk, else from one 256-element block in eight.
 constexpr std::size_t kSampleBlock = 256, kSampleEvery = 8 * kSampleBlock, kExactBelow = 32 << 10;
 enum Format : std::uint8_t { kNoElements = 0, kCoded = 1, kBlocks = 2 };
+constexpr std::size_t kBlockRounds = (16 << 10) / (2 * kRoundElements);  // rounds in 16 KiB of elements
 // A block's code is built from a sample of an eighth of it: under 64K elements the sample is too
 // thin for ~500 symbols, and more blocks cost more than they save (measured on real checkpoints).
 constexpr std::size_t kMaxBlocks = 4, kMinBlockElements = 64 << 10;
@@ -84,13 +85,27 @@ class Huff12Coder final : public PlaneCoder {
     const std::size_t m = n / 2;  // every symbol escaped: 24 bits; 8 bytes of store slack per stream
     return 2 + 4 * (kMaxBlocks - 1) + kMaxBlocks * (kHeaderLongest + 1 + kStreams * 9) + (m + 1) / 2 + 1 + 3 * m;
   }
-  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override;
-  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override;
+  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    return encode_chunk(src, dst, nullptr);
+  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override { decode_chunk(src, dst, nullptr); }
+  std::size_t encode_hashed(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream& hash) override {
+    return encode_chunk(src, dst, &hash);
+  }
+  void decode_hashed(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream& hash) override {
+    decode_chunk(src, dst, &hash);
+  }
 
  private:
+  // Each feeds the chunk's bytes to `hash` (when not null) in order, a block at a time.
+  std::size_t encode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash);
+  void decode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash);
   // Codes n bytes as format 0 or 1, the code built from counts_ (escape excluded).
-  std::size_t encode_block(const std::uint8_t* src, std::size_t n, std::uint8_t* dst);
-  void decode_block(const std::uint8_t* src, std::size_t size, std::uint8_t* dst, std::size_t n);
+  std::size_t encode_block(const std::uint8_t* src, std::size_t n, std::uint8_t* dst, ChecksumStream* hash);
+  void decode_block(const std::uint8_t* src, std::size_t size, std::uint8_t* dst, std::size_t n, ChecksumStream* hash);
+  // The streams of a format 1 block, its tables built: elements into dst, hashed.
+  void decode_streams(std::array<BitReader, kStreams>& readers, const std::uint8_t* nibbles, std::uint8_t* dst,
+                      std::size_t n, ChecksumStream* hash);
   // 1, 2 or 4: how many blocks of its own code each pay, from the sampled counts of the quarters.
   std::size_t blocks_worth_coding(const std::uint8_t* src, std::size_t m);
   // counts_ = the sum of quarters [first, last).
@@ -128,19 +143,20 @@ std::size_t Huff12Coder::blocks_worth_coding(const std::uint8_t* src, std::size_
   return cost[best] < 0.998 * cost[1] ? best : 1;
 }
 
-std::size_t Huff12Coder::encode(std::span<const std::byte> src_bytes, std::span<std::byte> dst_bytes) {
+std::size_t Huff12Coder::encode_chunk(std::span<const std::byte> src_bytes, std::span<std::byte> dst_bytes,
+                                      ChecksumStream* hash) {
   const auto* src = reinterpret_cast<const std::uint8_t*>(src_bytes.data());
   auto* dst = reinterpret_cast<std::uint8_t*>(dst_bytes.data());
   const std::size_t n = src_bytes.size(), m = n / 2;
   if (m < 2 * kMinBlockElements) {
     std::fill(counts_.begin(), counts_.end(), 0);
     count_symbols(src, m, counts_);
-    return encode_block(src, n, dst);
+    return encode_block(src, n, dst, hash);
   }
   const std::size_t blocks = blocks_worth_coding(src, m);
   if (blocks == 1) {
     sum_quarters(0, kMaxBlocks);
-    return encode_block(src, n, dst);
+    return encode_block(src, n, dst, hash);
   }
   std::uint8_t* out = dst;
   *out++ = kBlocks;
@@ -151,15 +167,16 @@ std::size_t Huff12Coder::encode(std::span<const std::byte> src_bytes, std::span<
     const std::size_t per = kMaxBlocks / blocks, begin = 2 * block_begin(m, blocks, b);
     const std::size_t end = b + 1 == blocks ? n : 2 * block_begin(m, blocks, b + 1);
     sum_quarters(b * per, (b + 1) * per);
-    const std::size_t size = encode_block(src + begin, end - begin, out);
+    const std::size_t size = encode_block(src + begin, end - begin, out, hash);
     if (b + 1 < blocks) store32(sizes + 4 * b, static_cast<std::uint32_t>(size));
     out += size;
   }
   return static_cast<std::size_t>(out - dst);
 }
 
-std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, std::uint8_t* dst) {
+std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, std::uint8_t* dst, ChecksumStream* hash) {
   const std::size_t m = n / 2, tail = n % 2;
+  if (hash && m == 0) hash->update({reinterpret_cast<const std::byte*>(src), n});
   if (m == 0) {
     dst[0] = kNoElements;
     if (tail) dst[1] = src[0];
@@ -196,28 +213,37 @@ std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, st
   out += (k + 2) / 2;
   std::uint8_t* sizes = out;
   out += 4 * (kStreams - 1);
-  for (std::size_t i = 0; i + 1 < m; i += 2)
-    *out++ = static_cast<std::uint8_t>(nibble_of(element(src, i)) | nibble_of(element(src, i + 1)) << 4);
-  if (m % 2) *out++ = static_cast<std::uint8_t>(nibble_of(element(src, m - 1)));
+  std::uint8_t* nibbles = out;
+  out += (m + 1) / 2;
   if (tail) *out++ = src[n - 1];
 
   std::array<EncodeLane, kStreams> lanes;
   for (std::size_t s = 0; s < kStreams; ++s) {
-    scratch_[s].resize(3 * (stream_begin(m, s + 1) - stream_begin(m, s)) + 16);
+    scratch_[s].resize(3 * (m / kStreams + 2) + 16);
     lanes[s].out = scratch_[s].data();
   }
-  // The streams' dependency chains (the bit count) overlap; the last stream's extra elements follow.
-  const std::size_t pairs = stream_begin(m, 1) / 2;
+  // Rounds of all four lanes, a 16 KiB block at a time: hashed, then coded while in L1.
   const std::uint32_t* table = encode_table_.data();
-  encode_pairs(lanes, src, m, pairs, table);
-  for (std::size_t s = 0; s < kStreams; ++s) {
-    const std::size_t end = stream_begin(m, s + 1);
-    for (std::size_t i = stream_begin(m, s) + 2 * pairs; i < end; ++i) {
-      lanes[s].put(table[symbol_of(element(src, i))]);
-      lanes[s].flush();
-    }
-    if (lanes[s].count) *lanes[s].out++ = static_cast<std::uint8_t>(lanes[s].bits);
+  const std::size_t rounds = m / kRoundElements;
+  for (std::size_t r = 0; r < rounds; r += kBlockRounds) {
+    const std::size_t batch = std::min(kBlockRounds, rounds - r);
+    const std::uint8_t* block = src + 2 * kRoundElements * r;
+    if (hash) hash->update({reinterpret_cast<const std::byte*>(block), 2 * kRoundElements * batch});
+    encode_rounds(lanes, block, batch, table, nibbles + kStreams * r);
   }
+  for (std::size_t i = kRoundElements * rounds; i < m; ++i) {  // the last round's elements, if any
+    EncodeLane& lane = lanes[stream_of(i)];
+    lane.put(table[symbol_of(element(src, i))]);
+    lane.flush();
+    const unsigned nibble = nibble_of(element(src, i));
+    nibbles[i / 2] = static_cast<std::uint8_t>(i % 2 ? nibbles[i / 2] | nibble << 4 : nibble);
+  }
+  if (hash) {
+    const std::size_t done = 2 * kRoundElements * rounds;
+    hash->update({reinterpret_cast<const std::byte*>(src + done), n - done});
+  }
+  for (EncodeLane& lane : lanes)
+    if (lane.count) *lane.out++ = static_cast<std::uint8_t>(lane.bits);
   for (std::size_t s = 0; s < kStreams; ++s) {
     const auto size = static_cast<std::size_t>(lanes[s].out - scratch_[s].data());
     if (s + 1 < kStreams) store32(sizes + 4 * s, static_cast<std::uint32_t>(size));
@@ -229,11 +255,12 @@ std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, st
 
 }  // namespace
 
-void Huff12Coder::decode(std::span<const std::byte> src_bytes, std::span<std::byte> dst_bytes) {
+void Huff12Coder::decode_chunk(std::span<const std::byte> src_bytes, std::span<std::byte> dst_bytes,
+                               ChecksumStream* hash) {
   const auto* src = reinterpret_cast<const std::uint8_t*>(src_bytes.data());
   auto* dst = reinterpret_cast<std::uint8_t*>(dst_bytes.data());
   const std::size_t size = src_bytes.size(), n = dst_bytes.size(), m = n / 2;
-  if (size < 2 || src[0] != kBlocks) return decode_block(src, size, dst, n);
+  if (size < 2 || src[0] != kBlocks) return decode_block(src, size, dst, n, hash);
   const std::size_t blocks = src[1];
   if (blocks != 2 && blocks != kMaxBlocks) fail("huff12: {} blocks, not 2 or 4", blocks);
   if (m < kMaxBlocks) fail("huff12: {} blocks for {} elements", blocks, m);
@@ -246,12 +273,13 @@ void Huff12Coder::decode(std::span<const std::byte> src_bytes, std::span<std::by
     const std::size_t begin = 2 * block_begin(m, blocks, b),
                       end = b + 1 == blocks ? n : 2 * block_begin(m, blocks, b + 1);
     if (block_size > 0 && src[at] == kBlocks) fail("huff12: block {} is itself made of blocks", b);
-    decode_block(src + at, block_size, dst + begin, end - begin);
+    decode_block(src + at, block_size, dst + begin, end - begin, hash);
     at += block_size;
   }
 }
 
-void Huff12Coder::decode_block(const std::uint8_t* in, std::size_t size, std::uint8_t* dst, std::size_t n) {
+void Huff12Coder::decode_block(const std::uint8_t* in, std::size_t size, std::uint8_t* dst, std::size_t n,
+                               ChecksumStream* hash) {
   const std::uint8_t* const end = in + size;
   const std::size_t m = n / 2, tail = n % 2;
   const auto need = [&](std::size_t bytes, const char* what) {
@@ -264,6 +292,7 @@ void Huff12Coder::decode_block(const std::uint8_t* in, std::size_t size, std::ui
     need(tail, "tail byte");
     if (tail) dst[0] = *in++;
     if (in != end) fail("huff12: {} bytes after the coded chunk's end", end - in);
+    if (hash) hash->update({reinterpret_cast<const std::byte*>(dst), n});
     return;
   }
   if (format != kCoded) fail("huff12: unknown format {}", format);
@@ -305,18 +334,44 @@ void Huff12Coder::decode_block(const std::uint8_t* in, std::size_t size, std::ui
     for (std::uint32_t fill = 0; length && fill < (1u << (kMaxLength - length)); ++fill)
       decode_table_[huff::code_bits(codes_[s]) | fill << length] = entry;
   }
-  std::array<DecodeLane, kStreams> lanes;
+  std::array<BitReader, kStreams> readers;
   for (std::size_t s = 0; s < kStreams; ++s) {
-    lanes[s] = {.reader = {.start = in, .in = in, .in_end = in + sizes[s]},
-                .i = stream_begin(m, s),
-                .end = stream_begin(m, s + 1)};
+    readers[s] = {.start = in, .in = in, .in_end = in + sizes[s]};
     in += sizes[s];
   }
-  decode_lanes(lanes, decode_table_.data(), nibbles, dst);
+  decode_streams(readers, nibbles, dst, n, hash);
   for (std::size_t s = 0; s < kStreams; ++s) {
-    const std::uint64_t consumed = lanes[s].reader.consumed_bits(), held = 8 * sizes[s];
+    const std::uint64_t consumed = readers[s].consumed_bits(), held = 8 * sizes[s];
     if (consumed > held || held - consumed >= 8)
       fail("huff12: stream {} holds {} bits, its symbols take {}", s, held, consumed);
+  }
+}
+
+void Huff12Coder::decode_streams(std::array<BitReader, kStreams>& readers, const std::uint8_t* nibbles,
+                                 std::uint8_t* dst, std::size_t n, ChecksumStream* hash) {
+  const std::size_t m = n / 2, rounds = m / kRoundElements;
+  const std::uint32_t* table = decode_table_.data();
+  std::size_t done = 0, hashed = 0;  // rounds
+  while (done < rounds) {
+    // As many rounds as every reader can take unchecked, up to the end of this 16 KiB block.
+    std::size_t batch = std::min(rounds - done, kBlockRounds - done % kBlockRounds);
+    for (const BitReader& reader : readers) {
+      const auto left = static_cast<std::size_t>(reader.in_end - reader.in);
+      batch = std::min(batch, left < 8 ? 0 : (left - 8) / 7 + 1);
+    }
+    if (batch == 0) break;  // a stream is near its end: the rest element by element
+    decode_rounds(readers, table, nibbles, dst, done, batch);
+    done += batch;
+    if (hash && done % kBlockRounds == 0) {
+      hash->update({reinterpret_cast<const std::byte*>(dst + 2 * kRoundElements * hashed),
+                    2 * kRoundElements * (done - hashed)});
+      hashed = done;
+    }
+  }
+  for (std::size_t i = kRoundElements * done; i < m; ++i) decode_one(readers[stream_of(i)], table, nibbles, dst, i);
+  if (hash) {
+    const std::size_t from = 2 * kRoundElements * hashed;
+    hash->update({reinterpret_cast<const std::byte*>(dst + from), n - from});
   }
 }
 

@@ -24,11 +24,11 @@ constexpr std::size_t kStreams = 4;
 [[gnu::always_inline]] inline unsigned symbol_of(unsigned e) { return (e >> 3) & kSymbolMask; }
 [[gnu::always_inline]] inline unsigned nibble_of(unsigned e) { return ((e >> 12) & 8) | (e & 7); }
 
-// Elements [begin(s), begin(s + 1)) go to stream s.
-// Streams start at even elements, so a stream's pairs of elements share a byte of nibbles.
-inline std::size_t stream_begin(std::size_t m, std::size_t s) {
-  return s == kStreams ? m : s * (m / kStreams & ~std::size_t{1});
-}
+// Element i goes to stream (i / 2) % 4: the streams take turns a pair of elements at a time, so the
+// four lanes read and write the chunk front to back together (a block is hashed while in L1), and
+// a pair shares its byte of nibbles.
+constexpr std::size_t stream_of(std::size_t i) { return (i >> 1) % kStreams; }
+constexpr std::size_t kRoundElements = 2 * kStreams;  // a pair for each lane
 
 [[gnu::always_inline]] inline std::uint32_t load_pair(const std::uint8_t* p) {  // elements i and i + 1, i at p
   std::uint32_t v;
@@ -94,24 +94,23 @@ inline constexpr std::array<std::uint32_t, 256> kNibblePairs = [] {
   return pairs;
 }();
 
-struct DecodeLane {
-  BitReader reader;
-  std::size_t i, end;  // the next element, and the stream's end
+// Element i, decoded from its stream (checked: past its end the reader reads zeros), its nibble, both
+// merged into dst.
+[[gnu::always_inline]] inline void decode_one(BitReader& reader, const std::uint32_t* table,
+                                              const std::uint8_t* nibbles, std::uint8_t* dst, std::size_t i) {
+  reader.refill();
+  const std::uint32_t entry = next_entry(reader.bits, reader.count, table);
+  const std::uint32_t low_bits = kNibblePairs[nibbles[i / 2]] >> (16 * (i % 2));
+  store16(dst + 2 * i, (entry >> 16) | (low_bits & 0xffff));
+}
 
-  // One element: its symbol from the stream, its nibble, both merged.
-  [[gnu::always_inline]] void decode_one(const std::uint32_t* table, const std::uint8_t* nibbles, std::uint8_t* dst) {
-    const std::uint32_t entry = next_entry(reader.bits, reader.count, table);
-    const std::uint32_t low_bits = kNibblePairs[nibbles[i / 2]] >> (16 * (i % 2));
-    store16(dst + 2 * i, (entry >> 16) | (low_bits & 0xffff));
-    ++i;
-  }
-};
-
-// Pairs [0, pairs) of each lane's elements, each lane starting at stream_begin(m, s).
-void encode_pairs(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t m, std::size_t pairs,
-                  const std::uint32_t* table);
-// Every lane to its end: the bulk a pair at a time with no checks, then the rest checked.
-void decode_lanes(std::array<DecodeLane, kStreams>& lanes, const std::uint32_t* table, const std::uint8_t* nibbles,
-                  std::uint8_t* dst);
+// Rounds [0, rounds) of elements from src: the symbols to the lanes, the nibbles to `nibbles`
+// (a byte per pair).
+void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t rounds,
+                   const std::uint32_t* table, std::uint8_t* nibbles);
+// Rounds [first, first + rounds) into dst, with no checks: the caller has made sure every reader
+// has 8 readable bytes at each refill (a round moves a reader at most 7 bytes on).
+void decode_rounds(std::array<BitReader, kStreams>& readers, const std::uint32_t* table, const std::uint8_t* nibbles,
+                   std::uint8_t* dst, std::size_t first, std::size_t rounds);
 
 }  // namespace wirezip::codecs::huff12

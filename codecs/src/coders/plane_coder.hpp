@@ -9,6 +9,7 @@
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/format_ids.hpp"
+#include "wirezip/codecs/frame.hpp"
 
 namespace wirezip::codecs {
 
@@ -23,6 +24,17 @@ class PlaneCoder {
   // Decodes exactly dst.size() bytes. Malformed input, or input that decodes to any other size,
   // throws wirezip::Error; nothing is written outside dst.
   virtual void decode(std::span<const std::byte> src, std::span<std::byte> dst) = 0;
+  // The same, also feeding the bytes coded (encode) or restored (decode) to `hash`, in order: a
+  // coder that reads or writes a whole chunk front to back can hash each block while it is in
+  // cache, which saves its frame a pass over the chunk. By default, a pass of its own.
+  virtual std::size_t encode_hashed(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream& hash) {
+    hash.update(src);
+    return encode(src, dst);
+  }
+  virtual void decode_hashed(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream& hash) {
+    decode(src, dst);
+    hash.update(dst);
+  }
 };
 
 // Planes are plain LZ4 blocks; `decoder` (the seam's lz4 backend) decodes them.

@@ -35,8 +35,9 @@ class FramedCodec final : public Codec {
 
  private:
   CoderId coder_id() const { return coder_ ? coder_->id() : CoderId::raw; }
-  // Codes one plane at `out` (capacity checked by the caller); stores it raw when coding does not pay.
-  PlaneEntry put_plane(std::span<const std::byte> plane, std::byte* out);
+  // Codes a whole chunk at `out` (capacity checked by the caller); stores it raw when coding does not
+  // pay. Sets `checksum`: the coder's hash of what it coded, or one pass of its own.
+  PlaneEntry put_whole(std::span<const std::byte> src, std::byte* out, std::uint64_t& checksum);
   // Splits src into planes and returns src's checksum: one fused pass (fused_passes.hpp).
   std::uint64_t split_hashed(std::span<const std::byte> src, std::span<std::byte* const> planes) {
     hash_.reset();
@@ -59,26 +60,34 @@ bool is_constant(std::span<const std::byte> plane) {
   return !plane.empty() && std::memcmp(plane.data(), plane.data() + 1, plane.size() - 1) == 0;
 }
 
-PlaneEntry FramedCodec::put_plane(std::span<const std::byte> plane, std::byte* out) {
+PlaneEntry FramedCodec::put_whole(std::span<const std::byte> src, std::byte* out, std::uint64_t& checksum) {
   // Zero tensors and constant fills (ones, a bias) cost one byte per plane, whatever the coder.
-  if (is_constant(plane)) {
-    *out = plane.front();
+  if (is_constant(src)) {
+    checksum = frame_checksum(src);
+    *out = src.front();
     return {PlaneMode::constant, 1};
   }
-  if (!looks_incompressible(plane)) {
-    std::size_t size = coder_->encode(plane, {out, coder_->bound(plane.size())});
-    if (size < plane.size()) return {PlaneMode::coded, static_cast<std::uint32_t>(size)};
+  if (!looks_incompressible(src)) {
+    hash_.reset();
+    const std::size_t size = coder_->encode_hashed(src, {out, coder_->bound(src.size())}, hash_);
+    checksum = hash_.digest();
+    if (size < src.size()) return {PlaneMode::coded, static_cast<std::uint32_t>(size)};
+  } else {
+    checksum = frame_checksum(src);
   }
-  std::copy_n(plane.data(), plane.size(), out);
-  return {PlaneMode::raw, static_cast<std::uint32_t>(plane.size())};
+  std::copy_n(src.data(), src.size(), out);
+  return {PlaneMode::raw, static_cast<std::uint32_t>(src.size())};
 }
 
 std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std::byte> dst) {
   const std::size_t plane = checked_plane_size(spec_, src.size(), dst.size(), max_compressed_size(src.size()), width_);
 
   // Width 1 (memcpy, the ceiling, and whole-chunk coders) hashes, then copies or codes, as it always has.
-  FrameHeader header{.coder = coder_id(), .element_width = static_cast<std::uint8_t>(width_), .layout = layout_,
-                     .original_size = src.size(), .checksum = width_ == 1 ? frame_checksum(src) : 0};
+  FrameHeader header{.coder = coder_id(),
+                     .element_width = static_cast<std::uint8_t>(width_),
+                     .layout = layout_,
+                     .original_size = src.size(),
+                     .checksum = width_ == 1 && !coder_ ? frame_checksum(src) : 0};
   std::byte* out = dst.data() + header.encoded_size();
   if (!coder_) {
     // Raw planes go straight into the frame: one pass, the cost of byte grouping alone.
@@ -91,7 +100,7 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
     if (width_ > 1) header.checksum = split_hashed(src, {planes.data(), width_});
     out += width_ * plane;
   } else if (width_ == 1) {
-    header.planes[0] = put_plane(src.first(plane), out);
+    header.planes[0] = put_whole(src.first(plane), out, header.checksum);
     out += header.planes[0].stored_size;
   } else {
     // A plane the probe finds near-random is stored raw, and raw planes come first in the frame
@@ -157,7 +166,12 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
     const std::byte* in = src.data() + offsets[k];
     // With one plane, decode straight into the destination; otherwise into scratch, then merge.
     std::span<std::byte> target = width_ == 1 ? whole : std::span(scratch_).subspan(k * plane, plane);
-    if (entry.mode == PlaneMode::coded) {
+    if (entry.mode == PlaneMode::coded && width_ == 1) {
+      hash_.reset();
+      coder_->decode_hashed({in, entry.stored_size}, target, hash_);  // the coder hashes as it restores
+      verify_checksum(header, hash_.digest());
+      return header.original_size;
+    } else if (entry.mode == PlaneMode::coded) {
       coder_->decode({in, entry.stored_size}, target);
       planes[k] = target.data();
     } else if (entry.mode == PlaneMode::constant) {
