@@ -10,13 +10,13 @@ struct FastLane {
   std::uint64_t bits;
   unsigned count;
   const std::uint8_t* in;
-  [[gnu::always_inline]] void round(const std::uint32_t* table, std::uint8_t nibbles, std::uint8_t* out) {
+  [[gnu::always_inline]] void round(const std::uint32_t* table, std::uint8_t* out) {
     bits |= load64(in) << count;
     in += (63 - count) >> 3;
     count |= 56;
     const std::uint32_t first = next_entry(bits, count, table);
     const std::uint32_t second = next_entry(bits, count, table);
-    store_pair(out, kNibblePairs[nibbles] | first >> 16 | (second & 0xffff0000));
+    store_pair(out, first >> 16 | (second & 0xffff0000));  // the nibbles follow, a block at a time
   }
 };
 
@@ -36,10 +36,13 @@ WZ_HOT_CLONES void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const 
       b.put(table[symbol_of(vb >> 16)]);
       a.flush();
       b.flush();
-      nibbles[kStreams * r + first] = static_cast<std::uint8_t>(nibble_of(va) | nibble_of(va >> 16) << 4);
-      nibbles[kStreams * r + first + 1] = static_cast<std::uint8_t>(nibble_of(vb) | nibble_of(vb >> 16) << 4);
     }
     lanes[first] = a, lanes[first + 1] = b;
+  }
+  // A byte of nibbles per pair, in a loop the compiler vectorizes.
+  for (std::size_t j = 0; j < kStreams * rounds; ++j) {
+    const std::uint32_t v = load_pair(src + 4 * j);
+    nibbles[j] = static_cast<std::uint8_t>(nibble_of(v) | nibble_of(v >> 16) << 4);
   }
 }
 
@@ -51,12 +54,20 @@ WZ_HOT_CLONES void decode_rounds(std::array<BitReader, kStreams>& readers, const
   for (std::size_t s = 0; s < kStreams; ++s) fast[s] = {readers[s].bits, readers[s].count, readers[s].in};
   FastLane a = fast[0], b = fast[1], c = fast[2], d = fast[3];
   for (std::size_t r = first; r < first + rounds; ++r) {
-    const std::uint8_t* nib = nibbles + kStreams * r;
     std::uint8_t* out = dst + 2 * kRoundElements * r;
-    a.round(table, nib[0], out);
-    b.round(table, nib[1], out + 4);
-    c.round(table, nib[2], out + 8);
-    d.round(table, nib[3], out + 12);
+    a.round(table, out);
+    b.round(table, out + 4);
+    c.round(table, out + 8);
+    d.round(table, out + 12);
+  }
+  // The sign and low bits of the rounds just written (in L1), in a loop the compiler vectorizes.
+  const std::size_t pairs = kStreams * rounds;
+  const std::uint8_t* nib = nibbles + kStreams * first;
+  std::uint8_t* out = dst + 2 * kRoundElements * first;
+  for (std::size_t j = 0; j < pairs; ++j) {
+    const std::uint32_t b = nib[j];
+    const std::uint32_t low = ((b & 0x08) << 12 | (b & 7)) | ((b & 0x80) << 8 | ((b >> 4) & 7)) << 16;
+    store_pair(out + 4 * j, load_pair(out + 4 * j) | low);
   }
   fast = {a, b, c, d};
   for (std::size_t s = 0; s < kStreams; ++s)
