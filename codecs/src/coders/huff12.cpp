@@ -218,7 +218,10 @@ std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, st
   if (tail) *out++ = src[n - 1];
 
   std::array<EncodeLane, kStreams> lanes;
-  for (std::size_t s = 0; s < kStreams; ++s) {
+  // Stream 0 is written in its place (bound() leaves room for its stores' 8 bytes of slack), the
+  // others into scratch, copied after it.
+  lanes[0].out = out;
+  for (std::size_t s = 1; s < kStreams; ++s) {
     scratch_[s].resize(3 * (m / kStreams + 2) + 16);
     lanes[s].out = scratch_[s].data();
   }
@@ -244,7 +247,9 @@ std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, st
   }
   for (EncodeLane& lane : lanes)
     if (lane.count) *lane.out++ = static_cast<std::uint8_t>(lane.bits);
-  for (std::size_t s = 0; s < kStreams; ++s) {
+  store32(sizes, static_cast<std::uint32_t>(lanes[0].out - out));
+  out = lanes[0].out;
+  for (std::size_t s = 1; s < kStreams; ++s) {
     const auto size = static_cast<std::size_t>(lanes[s].out - scratch_[s].data());
     if (s + 1 < kStreams) store32(sizes + 4 * s, static_cast<std::uint32_t>(size));
     std::memcpy(out, scratch_[s].data(), size);
