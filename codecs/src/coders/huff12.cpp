@@ -114,7 +114,10 @@ class Huff12Coder final : public PlaneCoder {
   Counts counts_ = Counts(kEscape + 1);
   std::array<Counts, kMaxBlocks> quarters_;
   std::vector<std::uint32_t> codes_ = std::vector<std::uint32_t>(kEscape + 1);
-  std::vector<std::uint32_t> encode_table_ = std::vector<std::uint32_t>(kEscape);  // code | length << 24
+  // Per symbol, its code's bits and length apart: the bulk loop loads both instead of unpacking one.
+  // A symbol with no code has the escape's code followed by its 12 bits.
+  std::vector<std::uint32_t> encode_bits_ = std::vector<std::uint32_t>(kEscape);
+  std::vector<std::uint8_t> encode_lengths_ = std::vector<std::uint8_t>(kEscape);
   std::vector<std::uint32_t> decode_table_ = std::vector<std::uint32_t>(std::size_t{1} << kMaxLength);
   std::array<std::vector<std::uint8_t>, kStreams> scratch_;
 };
@@ -194,10 +197,12 @@ std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, st
   std::size_t first = 0, last = kEscape - 1;
   while (!lengths[first]) ++first;  // the sample holds element 0, so some symbol has a code
   while (!lengths[last]) --last;
-  for (std::size_t s = 0; s < kEscape; ++s)
-    encode_table_[s] = lengths[s] ? codes_[s]
-                                  : (huff::code_bits(escape) | static_cast<std::uint32_t>(s) << escape_length) |
-                                        (escape_length + kSymbolBits) << 24;
+  for (std::size_t s = 0; s < kEscape; ++s) {
+    const bool coded = lengths[s] != 0;
+    encode_bits_[s] =
+        coded ? huff::code_bits(codes_[s]) : huff::code_bits(escape) | static_cast<std::uint32_t>(s) << escape_length;
+    encode_lengths_[s] = static_cast<std::uint8_t>(coded ? lengths[s] : escape_length + kSymbolBits);
+  }
 
   const std::size_t k = last - first + 1;
   std::uint8_t* out = dst;
@@ -226,17 +231,17 @@ std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, st
     lanes[s].out = scratch_[s].data();
   }
   // Rounds of all four lanes, a 16 KiB block at a time: hashed, then coded while in L1.
-  const std::uint32_t* table = encode_table_.data();
   const std::size_t rounds = m / kRoundElements;
   for (std::size_t r = 0; r < rounds; r += kBlockRounds) {
     const std::size_t batch = std::min(kBlockRounds, rounds - r);
     const std::uint8_t* block = src + 2 * kRoundElements * r;
     if (hash) hash->update({reinterpret_cast<const std::byte*>(block), 2 * kRoundElements * batch});
-    encode_rounds(lanes, block, batch, table, nibbles + kStreams * r);
+    encode_rounds(lanes, block, batch, encode_bits_.data(), encode_lengths_.data(), nibbles + kStreams * r);
   }
   for (std::size_t i = kRoundElements * rounds; i < m; ++i) {  // the last round's elements, if any
     EncodeLane& lane = lanes[stream_of(i)];
-    lane.put(table[symbol_of(element(src, i))]);
+    const unsigned symbol = symbol_of(element(src, i));
+    lane.put(encode_bits_[symbol], encode_lengths_[symbol]);
     lane.flush();
     const unsigned nibble = nibble_of(element(src, i));
     nibbles[i / 2] = static_cast<std::uint8_t>(i % 2 ? nibbles[i / 2] | nibble << 4 : nibble);

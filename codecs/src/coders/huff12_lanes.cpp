@@ -24,16 +24,18 @@ struct FastLane {
 
 // Two lanes at a time keep their state in registers: lanes 0 and 1 over the rounds, then 2 and 3.
 WZ_HOT_CLONES void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t rounds,
-                                 const std::uint32_t* table, std::uint8_t* nibbles) {
+                                 const std::uint32_t* code_bits, const std::uint8_t* code_lengths,
+                                 std::uint8_t* nibbles) {
   for (std::size_t first = 0; first < kStreams; first += 2) {
     EncodeLane a = lanes[first], b = lanes[first + 1];
     for (std::size_t r = 0; r < rounds; ++r) {
       const std::uint8_t* round = src + 2 * kRoundElements * r;
       const std::uint32_t va = load_pair(round + 4 * first), vb = load_pair(round + 4 * (first + 1));
-      a.put(table[symbol_of(va)]);
-      b.put(table[symbol_of(vb)]);
-      a.put(table[symbol_of(va >> 16)]);
-      b.put(table[symbol_of(vb >> 16)]);
+      const unsigned a0 = symbol_of(va), b0 = symbol_of(vb), a1 = symbol_of(va >> 16), b1 = symbol_of(vb >> 16);
+      a.put(code_bits[a0], code_lengths[a0]);
+      b.put(code_bits[b0], code_lengths[b0]);
+      a.put(code_bits[a1], code_lengths[a1]);
+      b.put(code_bits[b1], code_lengths[b1]);
       a.flush();
       b.flush();
     }

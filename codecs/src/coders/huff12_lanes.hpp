@@ -46,9 +46,9 @@ struct EncodeLane {
   std::uint64_t bits = 0;
   unsigned count = 0;
   // One code of up to 24 bits (an escape and its symbol); at most 7 bits stay pending after flush.
-  [[gnu::always_inline]] void put(std::uint32_t code) {
-    bits |= static_cast<std::uint64_t>(huff::code_bits(code)) << count;
-    count += huff::code_length(code);
+  [[gnu::always_inline]] void put(std::uint32_t code_bits, unsigned length) {
+    bits |= static_cast<std::uint64_t>(code_bits) << count;
+    count += length;
   }
   [[gnu::always_inline]] void flush() {
     store64(out, bits);
@@ -107,7 +107,7 @@ inline constexpr std::array<std::uint32_t, 256> kNibblePairs = [] {
 // Rounds [0, rounds) of elements from src: the symbols to the lanes, the nibbles to `nibbles`
 // (a byte per pair).
 void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t rounds,
-                   const std::uint32_t* table, std::uint8_t* nibbles);
+                   const std::uint32_t* code_bits, const std::uint8_t* code_lengths, std::uint8_t* nibbles);
 // Rounds [first, first + rounds) into dst, with no checks: the caller has made sure every reader
 // has 8 readable bytes at each refill (a round moves a reader at most 7 bytes on).
 void decode_rounds(std::array<BitReader, kStreams>& readers, const std::uint32_t* table, const std::uint8_t* nibbles,
