@@ -10,24 +10,34 @@
 
 namespace wirezip::codecs {
 
-[[gnu::always_inline]] inline std::uint64_t load64(const std::uint8_t* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-  return v;
+// Unsigned integers of 2, 4 or 8 bytes, little-endian whatever the host, at any alignment.
+template <typename U>
+[[gnu::always_inline]] inline U little_endian(U v) {
+  static_assert(sizeof(U) == 2 || sizeof(U) == 4 || sizeof(U) == 8);
+  if constexpr (std::endian::native == std::endian::little)
+    return v;
+  else if constexpr (sizeof(U) == 8)
+    return __builtin_bswap64(v);
+  else if constexpr (sizeof(U) == 4)
+    return __builtin_bswap32(v);
+  else
+    return __builtin_bswap16(v);
 }
-[[gnu::always_inline]] inline void store64(std::uint8_t* p, std::uint64_t v) {
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
+template <typename U>
+[[gnu::always_inline]] inline U load_le(const std::uint8_t* p) {
+  U v;
+  std::memcpy(&v, p, sizeof v);
+  return little_endian(v);
 }
-
-// The u32 fields of coded planes' headers, little-endian.
-inline std::uint32_t load32(const std::uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+template <typename U>
+[[gnu::always_inline]] inline void store_le(std::uint8_t* p, U v) {
+  v = little_endian(v);
+  std::memcpy(p, &v, sizeof v);
 }
-inline void store32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
+[[gnu::always_inline]] inline std::uint64_t load64(const std::uint8_t* p) { return load_le<std::uint64_t>(p); }
+[[gnu::always_inline]] inline void store64(std::uint8_t* p, std::uint64_t v) { store_le(p, v); }
+[[gnu::always_inline]] inline std::uint32_t load32(const std::uint8_t* p) { return load_le<std::uint32_t>(p); }
+[[gnu::always_inline]] inline void store32(std::uint8_t* p, std::uint32_t v) { store_le(p, v); }
 
 // Reads one stream forwards, lowest bit first. Past its end it reads zeros and counts them, so a
 // corrupt stream is caught by consumed_bits(), never by an out-of-bounds read.

@@ -19,11 +19,9 @@
 // than 0.2% after the extra tables.
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <utility>
 #include <vector>
 
 #include "coders/bit_reader.hpp"
@@ -71,6 +69,11 @@ double estimated_bits(const Counts& counts, std::size_t elements) {
   for (std::size_t s = first; s <= last; ++s)
     if (counts[s]) bits += counts[s] * std::log2(total / counts[s]);
   return bits * (static_cast<double>(elements) / total) + 8.0 * (5 + (last - first + 2) / 2 + 12);
+}
+
+// Feeds n bytes at p to the frame's checksum, when the caller asked for one.
+void feed(ChecksumStream* hash, const std::uint8_t* p, std::size_t n) {
+  if (hash) hash->update({reinterpret_cast<const std::byte*>(p), n});
 }
 
 // Elements where block b of `blocks` starts: whole quarters of the chunk.
@@ -179,8 +182,8 @@ std::size_t Huff12Coder::encode_chunk(std::span<const std::byte> src_bytes, std:
 
 std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, std::uint8_t* dst, ChecksumStream* hash) {
   const std::size_t m = n / 2, tail = n % 2;
-  if (hash && m == 0) hash->update({reinterpret_cast<const std::byte*>(src), n});
   if (m == 0) {
+    feed(hash, src, n);
     dst[0] = kNoElements;
     if (tail) dst[1] = src[0];
     return 1 + tail;
@@ -235,21 +238,17 @@ std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, st
   for (std::size_t r = 0; r < rounds; r += kBlockRounds) {
     const std::size_t batch = std::min(kBlockRounds, rounds - r);
     const std::uint8_t* block = src + 2 * kRoundElements * r;
-    if (hash) hash->update({reinterpret_cast<const std::byte*>(block), 2 * kRoundElements * batch});
+    feed(hash, block, 2 * kRoundElements * batch);
     encode_rounds(lanes, block, batch, encode_bits_.data(), encode_lengths_.data(), nibbles + kStreams * r);
   }
   for (std::size_t i = kRoundElements * rounds; i < m; ++i) {  // the last round's elements, if any
     EncodeLane& lane = lanes[stream_of(i)];
-    const unsigned symbol = symbol_of(element(src, i));
+    const unsigned e = element(src, i), symbol = symbol_of(e), nibble = nibble_of(e);
     lane.put(encode_bits_[symbol], encode_lengths_[symbol]);
     lane.flush();
-    const unsigned nibble = nibble_of(element(src, i));
     nibbles[i / 2] = static_cast<std::uint8_t>(i % 2 ? nibbles[i / 2] | nibble << 4 : nibble);
   }
-  if (hash) {
-    const std::size_t done = 2 * kRoundElements * rounds;
-    hash->update({reinterpret_cast<const std::byte*>(src + done), n - done});
-  }
+  feed(hash, src + 2 * kRoundElements * rounds, n - 2 * kRoundElements * rounds);
   for (EncodeLane& lane : lanes)
     if (lane.count) *lane.out++ = static_cast<std::uint8_t>(lane.bits);
   store32(sizes, static_cast<std::uint32_t>(lanes[0].out - out));
@@ -302,7 +301,7 @@ void Huff12Coder::decode_block(const std::uint8_t* in, std::size_t size, std::ui
     need(tail, "tail byte");
     if (tail) dst[0] = *in++;
     if (in != end) fail("huff12: {} bytes after the coded chunk's end", end - in);
-    if (hash) hash->update({reinterpret_cast<const std::byte*>(dst), n});
+    feed(hash, dst, n);
     return;
   }
   if (format != kCoded) fail("huff12: unknown format {}", format);
@@ -372,17 +371,13 @@ void Huff12Coder::decode_streams(std::array<BitReader, kStreams>& readers, const
     if (batch == 0) break;  // a stream is near its end: the rest element by element
     decode_rounds(readers, table, nibbles, dst, done, batch);
     done += batch;
-    if (hash && done % kBlockRounds == 0) {
-      hash->update({reinterpret_cast<const std::byte*>(dst + 2 * kRoundElements * hashed),
-                    2 * kRoundElements * (done - hashed)});
+    if (done % kBlockRounds == 0) {
+      feed(hash, dst + 2 * kRoundElements * hashed, 2 * kRoundElements * (done - hashed));
       hashed = done;
     }
   }
   for (std::size_t i = kRoundElements * done; i < m; ++i) decode_one(readers[stream_of(i)], table, nibbles, dst, i);
-  if (hash) {
-    const std::size_t from = 2 * kRoundElements * hashed;
-    hash->update({reinterpret_cast<const std::byte*>(dst + from), n - from});
-  }
+  feed(hash, dst + 2 * kRoundElements * hashed, n - 2 * kRoundElements * hashed);
 }
 
 std::unique_ptr<PlaneCoder> make_huff12_coder() { return std::make_unique<Huff12Coder>(); }

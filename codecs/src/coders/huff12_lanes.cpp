@@ -16,7 +16,7 @@ struct FastLane {
     count |= 56;
     const std::uint32_t first = next_entry(bits, count, table);
     const std::uint32_t second = next_entry(bits, count, table);
-    store_pair(out, first >> 16 | (second & 0xffff0000));  // the nibbles follow, a block at a time
+    store32(out, first >> 16 | (second & 0xffff0000));  // the nibbles follow, a block at a time
   }
 };
 
@@ -30,7 +30,7 @@ WZ_HOT_CLONES void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const 
     EncodeLane a = lanes[first], b = lanes[first + 1];
     for (std::size_t r = 0; r < rounds; ++r) {
       const std::uint8_t* round = src + 2 * kRoundElements * r;
-      const std::uint32_t va = load_pair(round + 4 * first), vb = load_pair(round + 4 * (first + 1));
+      const std::uint32_t va = load32(round + 4 * first), vb = load32(round + 4 * (first + 1));
       const unsigned a0 = symbol_of(va), b0 = symbol_of(vb), a1 = symbol_of(va >> 16), b1 = symbol_of(vb >> 16);
       a.put(code_bits[a0], code_lengths[a0]);
       b.put(code_bits[b0], code_lengths[b0]);
@@ -43,7 +43,7 @@ WZ_HOT_CLONES void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const 
   }
   // A byte of nibbles per pair, in a loop the compiler vectorizes.
   for (std::size_t j = 0; j < kStreams * rounds; ++j) {
-    const std::uint32_t v = load_pair(src + 4 * j);
+    const std::uint32_t v = load32(src + 4 * j);
     nibbles[j] = static_cast<std::uint8_t>(nibble_of(v) | nibble_of(v >> 16) << 4);
   }
 }
@@ -66,11 +66,7 @@ WZ_HOT_CLONES void decode_rounds(std::array<BitReader, kStreams>& readers, const
   const std::size_t pairs = kStreams * rounds;
   const std::uint8_t* nib = nibbles + kStreams * first;
   std::uint8_t* out = dst + 2 * kRoundElements * first;
-  for (std::size_t j = 0; j < pairs; ++j) {
-    const std::uint32_t b = nib[j];
-    const std::uint32_t low = ((b & 0x08) << 12 | (b & 7)) | ((b & 0x80) << 8 | ((b >> 4) & 7)) << 16;
-    store_pair(out + 4 * j, load_pair(out + 4 * j) | low);
-  }
+  for (std::size_t j = 0; j < pairs; ++j) store32(out + 4 * j, load32(out + 4 * j) | pair_low_bits(nib[j]));
   fast = {a, b, c, d};
   for (std::size_t s = 0; s < kStreams; ++s)
     readers[s].bits = fast[s].bits, readers[s].count = fast[s].count, readers[s].in = fast[s].in;

@@ -2,11 +2,8 @@
 // Internal: the four interleaved streams of huff12.cpp (12-bit symbols of whole bf16 elements) and
 // the loops that code them. The loops are cloned per target (hot_clones.hpp).
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <utility>
 
 #include "coders/bit_reader.hpp"
 #include "coders/huff_tables.hpp"
@@ -30,17 +27,6 @@ constexpr std::size_t kStreams = 4;
 constexpr std::size_t stream_of(std::size_t i) { return (i >> 1) % kStreams; }
 constexpr std::size_t kRoundElements = 2 * kStreams;  // a pair for each lane
 
-[[gnu::always_inline]] inline std::uint32_t load_pair(const std::uint8_t* p) {  // elements i and i + 1, i at p
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
-  return v;
-}
-[[gnu::always_inline]] inline void store_pair(std::uint8_t* p, std::uint32_t v) {
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
-  std::memcpy(p, &v, 4);
-}
-
 struct EncodeLane {
   std::uint8_t* out;
   std::uint64_t bits = 0;
@@ -58,12 +44,6 @@ struct EncodeLane {
     count &= 7;
   }
 };
-
-[[gnu::always_inline]] inline void store16(std::uint8_t* p, unsigned v) {
-  const auto little = static_cast<std::uint16_t>(v);
-  std::memcpy(p, &little, 2);
-  if constexpr (std::endian::native == std::endian::big) std::swap(p[0], p[1]);
-}
 
 // A decode table entry (one per 12-bit window): the code's length in bits 0-6, bit 7 set for the
 // escape, and the element's bits 3-14 (the symbol in place) in bits 19-30.
@@ -87,12 +67,11 @@ constexpr std::uint32_t decode_entry(std::uint32_t symbol, unsigned length) { re
   return entry;
 }
 
-// A byte of nibbles as the sign and low mantissa bits of two elements, the first in the low half.
-inline constexpr std::array<std::uint32_t, 256> kNibblePairs = [] {
-  std::array<std::uint32_t, 256> pairs{};
-  for (unsigned b = 0; b < 256; ++b) pairs[b] = ((b & 0x08) << 12 | (b & 7)) | ((b & 0x80) << 8 | ((b >> 4) & 7)) << 16;
-  return pairs;
-}();
+// A byte of nibbles as the sign and low mantissa bits of two elements, the first in the low half
+// (what a pair of elements loaded with load32 lacks after its symbols).
+[[gnu::always_inline]] constexpr std::uint32_t pair_low_bits(std::uint32_t b) {
+  return ((b & 0x08) << 12 | (b & 7)) | ((b & 0x80) << 8 | ((b >> 4) & 7)) << 16;
+}
 
 // Element i, decoded from its stream (checked: past its end the reader reads zeros), its nibble, both
 // merged into dst.
@@ -100,8 +79,8 @@ inline constexpr std::array<std::uint32_t, 256> kNibblePairs = [] {
                                               const std::uint8_t* nibbles, std::uint8_t* dst, std::size_t i) {
   reader.refill();
   const std::uint32_t entry = next_entry(reader.bits, reader.count, table);
-  const std::uint32_t low_bits = kNibblePairs[nibbles[i / 2]] >> (16 * (i % 2));
-  store16(dst + 2 * i, (entry >> 16) | (low_bits & 0xffff));
+  const std::uint32_t low_bits = pair_low_bits(nibbles[i / 2]) >> (16 * (i % 2));
+  store_le(dst + 2 * i, static_cast<std::uint16_t>((entry >> 16) | (low_bits & 0xffff)));
 }
 
 // Rounds [0, rounds) of elements from src: the symbols to the lanes, the nibbles to `nibbles`

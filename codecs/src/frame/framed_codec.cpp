@@ -82,7 +82,7 @@ PlaneEntry FramedCodec::put_whole(std::span<const std::byte> src, std::byte* out
 std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std::byte> dst) {
   const std::size_t plane = checked_plane_size(spec_, src.size(), dst.size(), max_compressed_size(src.size()), width_);
 
-  // Width 1 (memcpy, the ceiling, and whole-chunk coders) hashes, then copies or codes, as it always has.
+  // Width 1: memcpy (the ceiling) hashes, then copies; a whole-chunk coder hashes as it codes (put_whole).
   FrameHeader header{.coder = coder_id(),
                      .element_width = static_cast<std::uint8_t>(width_),
                      .layout = layout_,
