@@ -218,7 +218,7 @@ TEST(HuffDecodeTable, EveryWindowDecodesAsCodeByCode) {
     for (std::uint32_t window = 0; window <= kWindowMask; ++window) {
       DecodeEntry want = 0;
       unsigned used_bits = 0, n = 0, first = 0;
-      while (n < kMaxSymbolsPerEntry) {
+      while (n < kMaxBytesPerEntry) {
         int symbol = -1;  // the code at the window's next bits
         for (int s = 0; s < 256 && symbol < 0; ++s) {
           const std::uint32_t l = code_length(codes[s]);
@@ -230,7 +230,8 @@ TEST(HuffDecodeTable, EveryWindowDecodesAsCodeByCode) {
         want |= static_cast<DecodeEntry>(symbol) << (8 * n++);
         used_bits += l;
       }
-      want |= (DecodeEntry{first} << 32) | (DecodeEntry{used_bits} << 48) | (DecodeEntry{n} << 56);
+      want |=
+          (DecodeEntry{first} << 32) | (DecodeEntry{1} << 40) | (DecodeEntry{used_bits} << 48) | (DecodeEntry{n} << 56);
       ASSERT_EQ(table[window], want) << "trial " << trial << ", window " << window;
     }
   }

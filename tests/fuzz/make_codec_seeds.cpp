@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,17 @@ int main(int argc, char** argv) {
       std::vector<std::byte> frame(codec->max_compressed_size(size));
       frame.resize(codec->compress(std::span(data).first(size), frame));
       write_seed(fmt::format("{}/frame-{}-{}", argv[1], name, size), selector, frame);
+    }
+    // The Huffman coder codes pairs only in blocks of 64 KiB or more, where they pay: one frame of
+    // bytes that repeat their neighbour half the time, so its pair tables and streams get fuzzed.
+    if (name == "huff") {
+      std::vector<std::byte> correlated(70000);
+      std::mt19937 rng(12);
+      std::byte last{0x78};
+      for (std::byte& b : correlated) b = last = rng() % 2 ? last : static_cast<std::byte>(0x74 + rng() % 8);
+      std::vector<std::byte> frame(codec->max_compressed_size(correlated.size()));
+      frame.resize(codec->compress(correlated, frame));
+      write_seed(fmt::format("{}/frame-{}-pairs", argv[1], name), selector, frame);
     }
     // The exponent-context coder models an exponent only when its table pays for itself, which
     // takes more elements than 2 KiB holds: one larger frame, so its tables and streams get fuzzed.

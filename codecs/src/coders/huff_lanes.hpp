@@ -87,19 +87,26 @@ struct DecodeLane : BitReader {
     bits >>= used;
     count -= used;
   }
-  void decode_one(const DecodeEntry* table) {
+  // Decodes one code; false, with nothing written, where its bytes would pass out_end (a pair
+  // code where one byte is left: a corrupt stream).
+  bool decode_one(const DecodeEntry* table) {
     const DecodeEntry e = table[bits & kWindowMask];
-    *out++ = static_cast<std::uint8_t>(e);
+    const unsigned width = (e >> 40) & 0xff;
+    if (out_end - out < static_cast<std::ptrdiff_t>(width)) return false;
+    out[0] = static_cast<std::uint8_t>(e);
+    if (width == 2) out[1] = static_cast<std::uint8_t>(e >> 8);
+    out += width;
     const unsigned used = (e >> 32) & 0xff;
     bits >>= used;
     count -= used;
+    return true;
   }
   // Bits of the buffer at `base` (at or before the stream's start) this lane has taken.
   WZ_INLINE std::size_t bits_taken_since(const std::uint8_t* base) const {
     return 8 * static_cast<std::size_t>(in - base) - count;
   }
   // Room for one bulk round: an 8-byte refill, then five windows that each write 4 bytes.
-  WZ_INLINE bool bulk_ready() const { return in_end - in >= 8 && out_end - out >= 5 * kMaxSymbolsPerEntry; }
+  WZ_INLINE bool bulk_ready() const { return in_end - in >= 8 && out_end - out >= 5 * kMaxBytesPerEntry; }
   // One refill, then five windows: 56 bits hold five windows' codes of <= 11 bits.
   WZ_INLINE void bulk_round(const DecodeEntry* table) {
     refill_unchecked();
@@ -148,7 +155,7 @@ WZ_INLINE void decode_rounds(const std::uint8_t* base, DecodeLane* lanes, std::s
 // or output can overrun (a round takes <= 55 bits, reads 8 bytes where it starts and writes <= 20).
 // The lanes' streams lie in one buffer in lane order, so lane 0's start is every lane's base.
 WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {
-  constexpr std::size_t kRoundBits = 5 * kMaxLength, kRoundOut = 5 * kMaxSymbolsPerEntry, kFewest = 8;
+  constexpr std::size_t kRoundBits = 5 * kMaxLength, kRoundOut = 5 * kMaxBytesPerEntry, kFewest = 8;
   const std::uint8_t* base = lanes[0].start;
   while (true) {
     std::size_t rounds = SIZE_MAX;

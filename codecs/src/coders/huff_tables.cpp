@@ -1,5 +1,7 @@
 #include "coders/huff_tables.hpp"
 
+#include "coders/huff_pairs.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -103,6 +105,34 @@ bool single_symbol(const ByteRange& range) {
   return range.zero != range.negative_zero;  // only zeros: of one sign
 }
 
+namespace {
+
+// Huffman's code lengths (no limit) for symbols sorted by count (keys count << 16 | symbol), by the
+// two-queue method: leaves are taken in count order and the merged nodes are made in weight order,
+// so the two lightest are always at the heads of the two queues.
+std::vector<std::uint8_t> huffman_lengths(std::span<const std::uint64_t> sorted, std::size_t symbols) {
+  const std::size_t n = sorted.size(), nodes = 2 * n - 1;
+  std::vector<std::uint64_t> weight(nodes);
+  std::vector<std::uint32_t> parent(nodes);
+  for (std::size_t k = 0; k < n; ++k) weight[k] = sorted[k] >> 16;
+  std::size_t leaf = 0, merged = n;
+  auto lightest = [&](std::size_t made) {
+    const bool take_leaf = leaf < n && (merged == made || weight[leaf] <= weight[merged]);
+    return take_leaf ? leaf++ : merged++;
+  };
+  for (std::size_t made = n; made < nodes; ++made) {
+    const std::size_t a = lightest(made), b = lightest(made);
+    weight[made] = weight[a] + weight[b];
+    parent[a] = parent[b] = static_cast<std::uint32_t>(made);
+  }
+  std::vector<std::uint8_t> depth(nodes), lengths(symbols);
+  for (std::size_t k = nodes - 1; k-- > 0;) depth[k] = static_cast<std::uint8_t>(std::min(depth[parent[k]] + 1, 255));
+  for (std::size_t k = 0; k < n; ++k) lengths[sorted[k] & 0xffff] = depth[k];
+  return lengths;
+}
+
+}  // namespace
+
 // Optimal lengths under the limit by package-merge (Larmore and Hirschberg): at each of
 // max_length levels, from the deepest up, the symbols sorted by count are merged with the pairs
 // ("packages") of the level below; the cheapest 2n - 2 items of the top level fix every length,
@@ -110,39 +140,46 @@ bool single_symbol(const ByteRange& range) {
 // how many leaves each level's chosen prefix holds is needed: leaves are taken in count order.
 std::vector<std::uint8_t> limited_code_lengths(std::span<const std::uint32_t> count, unsigned max_length) {
   if (count.size() > 65536) throw std::logic_error("huff: code_lengths: more than 65536 symbols");
-  std::vector<std::uint16_t> symbols;
+  // The symbols in count order (ties: the smaller symbol first), as one sort of count:symbol keys.
+  std::vector<std::uint64_t> sorted;
+  sorted.reserve(count.size());
   for (std::size_t s = 0; s < count.size(); ++s)
-    if (count[s]) symbols.push_back(static_cast<std::uint16_t>(s));
-  const std::size_t n = symbols.size();
+    if (count[s]) sorted.push_back(std::uint64_t{count[s]} << 16 | s);
+  const std::size_t n = sorted.size();
   // A code needs two symbols; callers store one-symbol planes another way.
   if (n < 2) throw std::logic_error("huff: code_lengths needs at least two symbols");
   if (max_length > 16 || (std::size_t{1} << max_length) < n)
     throw std::logic_error("huff: code_lengths: limit too short");
-  std::stable_sort(symbols.begin(), symbols.end(),
-                   [&](std::uint16_t a, std::uint16_t b) { return count[a] < count[b]; });
+  std::sort(sorted.begin(), sorted.end());
+  // Where Huffman's own code keeps to the limit it is optimal under it too; package-merge, ten
+  // times the work, only where it does not.
+  std::vector<std::uint8_t> lengths = huffman_lengths(sorted, count.size());
+  if (*std::max_element(lengths.begin(), lengths.end()) <= max_length) return lengths;
 
-  // Per level: how many leaves the first k items of its list hold. The list's weights are needed
-  // only to make the next level's packages.
-  std::vector<std::vector<std::uint32_t>> leaves_before(max_length);
-  std::vector<std::uint64_t> list, packages;
+  // Per level: how many leaves the first k items of its list hold (a list has at most 2n - 1
+  // items: n leaves and fewer than n packages). The list's weights are needed only to make the
+  // next level's packages, which replace them in place.
+  const std::size_t stride = 2 * n;
+  std::vector<std::uint32_t> leaves_before(max_length * stride);
+  std::vector<std::uint64_t> list(stride), packages(stride);
+  std::size_t package_count = 0;
   for (unsigned j = 0; j < max_length; ++j) {
-    auto& leaves = leaves_before[j];
-    list.clear();
-    leaves.assign(1, 0);
-    std::size_t leaf = 0, package = 0;
-    while (leaf < n || package < packages.size()) {
-      const bool take_leaf = package == packages.size() || (leaf < n && count[symbols[leaf]] <= packages[package]);
-      list.push_back(take_leaf ? count[symbols[leaf++]] : packages[package++]);
-      leaves.push_back(static_cast<std::uint32_t>(leaf));
+    std::uint32_t* leaves = leaves_before.data() + j * stride;
+    std::size_t leaf = 0, package = 0, items = 0;
+    leaves[0] = 0;
+    while (leaf < n || package < package_count) {
+      const bool take_leaf = package == package_count || (leaf < n && (sorted[leaf] >> 16) <= packages[package]);
+      list[items++] = take_leaf ? sorted[leaf++] >> 16 : packages[package++];
+      leaves[items] = static_cast<std::uint32_t>(leaf);
     }
-    packages.clear();
-    for (std::size_t k = 0; k + 1 < list.size(); k += 2) packages.push_back(list[k] + list[k + 1]);
+    package_count = items / 2;
+    for (std::size_t k = 0; k < package_count; ++k) packages[k] = list[2 * k] + list[2 * k + 1];
   }
-  std::vector<std::uint8_t> lengths(count.size());
+  std::fill(lengths.begin(), lengths.end(), 0);
   std::size_t chosen = 2 * n - 2;
   for (unsigned j = max_length; j-- > 0 && chosen > 0;) {
-    const std::size_t leaves = leaves_before[j][chosen];
-    for (std::size_t k = 0; k < leaves; ++k) ++lengths[symbols[k]];
+    const std::size_t leaves = leaves_before[j * stride + chosen];
+    for (std::size_t k = 0; k < leaves; ++k) ++lengths[sorted[k] & 0xffff];
     chosen = 2 * (chosen - leaves);
   }
   return lengths;
@@ -181,46 +218,54 @@ Codes canonical_codes(const Lengths& lengths) {
   return codes;
 }
 
-// The encoder does one lookup per two symbols. Pairs with an absent symbol are never read.
 void build_pair_codes(const Codes& codes, PairCodes& pairs) {
-  pairs.bits.resize(1u << 16);
-  pairs.lengths.resize(1u << 16);
-  std::array<int, 256> present;
-  int m = 0;
+  build_pair_codes(PairAlphabet{}, codes, pairs);  // no pairs: each entry is two byte codes
+}
+
+void build_decode_table(const Codes& codes, DecodeEntry* table) {
+  std::vector<WindowSymbol> symbols;
   for (int s = 0; s < 256; ++s)
-    if (codes[s]) present[m++] = s;
-  for (int i = 0; i < m; ++i) {
-    const std::uint32_t first = codes[present[i]];
-    for (int j = 0; j < m; ++j) {
-      const std::uint32_t second = codes[present[j]];
-      const unsigned index = present[i] | (present[j] << 8);
-      pairs.bits[index] = code_bits(first) | (code_bits(second) << code_length(first));
-      pairs.lengths[index] = static_cast<std::uint8_t>(code_length(first) + code_length(second));
-    }
-  }
+    if (codes[s]) symbols.push_back({codes[s], static_cast<std::uint16_t>(s), 1});
+  build_decode_table(symbols, table);
 }
 
 // Fills the decode table: for each 11-bit window, the run of whole codes it starts with.
-void build_decode_table(const Codes& codes, DecodeEntry* table) {
-  std::array<std::uint16_t, kWindowMask + 1> single{};  // symbol | length << 8
-  for (int s = 0; s < 256; ++s) {
-    const std::uint32_t l = code_length(codes[s]);
+void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table) {
+  struct First {  // the code a window starts with
+    std::uint16_t bytes;
+    std::uint8_t width, length;
+  };
+  std::array<First, kWindowMask + 1> first{};
+  for (const WindowSymbol& s : symbols) {
+    const std::uint32_t l = code_length(s.code);
+    const std::uint16_t bytes = s.width == 1 ? s.bytes & 0xff : s.bytes;
     for (std::uint32_t fill = 0; l && fill < ((kWindowMask + 1) >> l); ++fill)
-      single[code_bits(codes[s]) | (fill << l)] = static_cast<std::uint16_t>(s | (l << 8));
+      first[code_bits(s.code) | (fill << l)] = {bytes, s.width, static_cast<std::uint8_t>(l)};
   }
   for (std::uint32_t window = 0; window <= kWindowMask; ++window) {
     DecodeEntry entry = 0;
     unsigned used = 0, n = 0;
-    while (n < kMaxSymbolsPerEntry) {
-      const std::uint16_t next = single[(window >> used) & (kWindowMask)];
-      const unsigned l = next >> 8;
-      if (used + l > kMaxLength) break;  // the code runs past the bits this window knows
-      entry |= static_cast<DecodeEntry>(next & 0xff) << (8 * n++);
-      used += l;
+    while (true) {
+      const First next = first[(window >> used) & kWindowMask];
+      // Stop at a code that runs past the bits this window knows, or past four bytes (or at no code:
+      // an incomplete code, which callers refuse).
+      if (next.length == 0 || used + next.length > kMaxLength || n + next.width > kMaxBytesPerEntry) break;
+      entry |= static_cast<DecodeEntry>(next.bytes) << (8 * n);
+      n += next.width;
+      used += next.length;
     }
-    const unsigned first = single[window] >> 8;
-    table[window] = entry | (DecodeEntry{first} << 32) | (DecodeEntry{used} << 48) | (DecodeEntry{n} << 56);
+    table[window] = entry | (DecodeEntry{first[window].length} << 32) | (DecodeEntry{first[window].width} << 40) |
+                    (DecodeEntry{used} << 48) | (DecodeEntry{n} << 56);
   }
+}
+
+bool complete_code(std::span<const std::uint8_t> lengths) {
+  std::uint64_t kraft = 0;
+  for (std::uint8_t l : lengths) {
+    if (l > kMaxLength) return false;
+    if (l) kraft += 1u << (kMaxLength - l);
+  }
+  return kraft == (1u << kMaxLength);
 }
 
 }  // namespace wirezip::codecs::huff

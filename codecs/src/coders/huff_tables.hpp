@@ -10,7 +10,7 @@ namespace wirezip::codecs::huff {
 
 constexpr unsigned kMaxLength = 11;  // longest code, and the decode window's width in bits
 constexpr std::uint32_t kWindowMask = (1u << kMaxLength) - 1;
-constexpr unsigned kMaxSymbolsPerEntry = 4;
+constexpr unsigned kMaxBytesPerEntry = 4;
 
 using Counts = std::array<std::uint32_t, 256>;
 using Lengths = std::array<std::uint8_t, 256>;
@@ -19,10 +19,11 @@ using Codes = std::array<std::uint32_t, 256>;
 constexpr std::uint32_t code_length(std::uint32_t code) { return code >> 24; }
 constexpr std::uint32_t code_bits(std::uint32_t code) { return code & 0xffffff; }
 
-// Decode table entry for one 11-bit window: the run of up to four whole codes it starts with.
-// Bytes 0-3: the symbols; byte 4: the first one's bits; byte 6: their total bits; byte 7: how many.
-// The counts sit where one shift extracts each: no mask for byte 7, and a shift by byte 6 ignores
-// what lies above it.
+// Decode table entry for one 11-bit window: the run of whole codes it starts with, up to four bytes
+// of output (a code gives one byte, or two in the pair code of huff_pairs.hpp).
+// Bytes 0-3: the bytes decoded; byte 4: the first code's bits; byte 5: how many bytes the first
+// code gives; byte 6: the codes' total bits; byte 7: how many bytes. The counts sit where one shift
+// extracts each: no mask for byte 7, and a shift by byte 6 ignores what lies above it.
 using DecodeEntry = std::uint64_t;
 
 // Counts of the bytes in [start, start + block) for start = 0, every, 2 * every, ...
@@ -80,7 +81,18 @@ struct PairCodes {
   std::vector<std::uint8_t> lengths;
 };
 void build_pair_codes(const Codes& codes, PairCodes& pairs);
-// The window table (2^kMaxLength entries) for a complete code.
+// The window table (2^kMaxLength entries) for a complete code of bytes.
 void build_decode_table(const Codes& codes, DecodeEntry* table);
+// One code of a window table's alphabet: its code (as in Codes) and what it decodes to, one or two
+// bytes (the first in the low byte).
+struct WindowSymbol {
+  std::uint32_t code;
+  std::uint16_t bytes;
+  std::uint8_t width;
+};
+// The window table for a complete code of any such alphabet.
+void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table);
+// Whether these lengths (each <= kMaxLength) form a complete prefix code: Kraft sum exactly 1.
+bool complete_code(std::span<const std::uint8_t> lengths);
 
 }  // namespace wirezip::codecs::huff
