@@ -74,6 +74,27 @@ TEST(HuffPairs, ChosenWherePairsPayAndNotOnNoise) {
   EXPECT_NE(encode(*coder, std::span(exponents).first(huff::kMinPairedBytes - 1))[0], kPairFormat);
 }
 
+// The sampler's byte counts are the byte code's (sample_counts'): the byte code's frames do not
+// depend on whether the pair code was weighed. Its pairs add up to the pairs of the same pieces.
+TEST(HuffPairs, SamplerCountsWhatTheByteCodeCounts) {
+  const Bytes plane = exponent_plane(300001);
+  const auto* src = reinterpret_cast<const std::uint8_t*>(plane.data());
+  huff::PairSampler sampler;
+  huff::PairSample sample;
+  for (std::size_t n : {1, 2, 255, 257, 4097, 65535, 65536, 300001}) {
+    for (bool exact : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << n << " bytes, exact " << exact);
+      sampler.sample(src, n, exact, sample);
+      EXPECT_EQ(sample.bytes, huff::sample_counts(src, n, exact));
+      std::uint64_t paired = 0;
+      for (auto [pair, count] : sample.pairs) paired += count;
+      std::uint64_t sampled = 0;
+      for (std::uint32_t c : sample.bytes) sampled += c;
+      EXPECT_EQ(paired, sampled / 2);
+    }
+  }
+}
+
 TEST(HuffPairs, EveryStreamLengthRoundTrips) {
   auto coder = make_huff_coder();
   const Bytes correlated = correlated_plane(70000);

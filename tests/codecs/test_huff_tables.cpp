@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "coders/huff_kernels.hpp"
+#include "coders/huff_pairs.hpp"
 #include "coders/huff_tables.hpp"
 
 namespace wirezip::codecs::huff {
@@ -212,9 +213,10 @@ TEST(HuffDecodeTable, EveryWindowDecodesAsCodeByCode) {
     const unsigned used = 2 + rng() % 255;
     for (unsigned k = 0; k < used; ++k) counts[rng() % 256] = 1 + (trial % 3 == 0 ? 1000 : 1u << (rng() % 20));
     if (std::count_if(counts.begin(), counts.end(), [](std::uint32_t c) { return c != 0; }) < 2) continue;
-    const Codes codes = canonical_codes(code_lengths(counts));
+    Codes codes{};
+    canonical_codes(code_lengths(counts), codes);
     std::vector<DecodeEntry> table(kWindowMask + 1);
-    build_decode_table(codes, table.data());
+    build_decode_table(PairAlphabet{}, codes, table.data());  // a byte code: no pairs
     for (std::uint32_t window = 0; window <= kWindowMask; ++window) {
       DecodeEntry want = 0;
       unsigned used_bits = 0, n = 0, first = 0;

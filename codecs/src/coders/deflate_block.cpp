@@ -56,23 +56,6 @@ std::array<std::uint8_t, 19> code_length_lengths(const std::vector<CodeLengthSym
 
 }  // namespace
 
-void canonical_codes(std::span<const std::uint8_t> lengths, std::span<std::uint32_t> codes) {
-  std::array<std::uint32_t, kMaxCodeLength + 1> per_length{}, next{};
-  for (std::uint8_t l : lengths) ++per_length[l];
-  per_length[0] = 0;
-  std::uint32_t code = 0;
-  for (unsigned l = 1; l <= kMaxCodeLength; ++l) next[l] = code = (code + per_length[l - 1]) << 1;
-  for (std::size_t s = 0; s < lengths.size(); ++s) {
-    const unsigned l = lengths[s];
-    codes[s] = 0;
-    if (!l) continue;
-    const std::uint32_t canonical = next[l]++;
-    std::uint32_t reversed = 0;
-    for (unsigned b = 0; b < l; ++b) reversed |= ((canonical >> b) & 1u) << (l - 1 - b);
-    codes[s] = reversed | (l << 24);
-  }
-}
-
 void BitWriter::put(std::uint32_t value, unsigned bits) {
   for (unsigned b = 0; b < bits; ++b, ++bits_) {
     if (bits_ % 8 == 0) bytes_.push_back(0);
@@ -87,7 +70,7 @@ void write_block_header(const std::array<std::uint8_t, kLiterals>& lengths, BitW
   const std::vector<CodeLengthSymbol> symbols = run_length_code(all);
   const std::array<std::uint8_t, 19> cl_lengths = code_length_lengths(symbols);
   std::array<std::uint32_t, 19> cl_codes{};
-  canonical_codes(cl_lengths, cl_codes);
+  huff::canonical_codes(cl_lengths, cl_codes);  // RFC 1951 3.2.2's codes, bit-reversed for LSB-first
   std::size_t listed = 19;  // the header may leave off trailing zero lengths, down to 4
   while (listed > 4 && cl_lengths[kCodeLengthOrder[listed - 1]] == 0) --listed;
 

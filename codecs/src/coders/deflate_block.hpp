@@ -14,10 +14,6 @@ constexpr std::size_t kLiterals = 257;     // bytes 0..255 and end-of-block (256
 constexpr std::size_t kEndOfBlock = 256;
 constexpr std::size_t kMaxHeaderBytes = 512;  // 17 + 19 x 3 + 259 x (7 + 7) bits, rounded up
 
-// Canonical codes for `lengths` (RFC 1951 3.2.2), bit-reversed because DEFLATE writes Huffman codes
-// from their first bit into an LSB-first stream: entry = reversed code | length << 24 (0: unused).
-void canonical_codes(std::span<const std::uint8_t> lengths, std::span<std::uint32_t> codes);
-
 // LSB-first bit writer into a growing byte vector, for the block header.
 class BitWriter {
  public:

@@ -119,10 +119,8 @@ std::size_t DeflateCoder::encode(std::span<const std::byte> src_bytes, std::span
   }
   const std::array<std::uint8_t, deflate::kLiterals> lengths = literal_lengths(src, n);
   std::array<std::uint32_t, deflate::kLiterals> all_codes{};
-  deflate::canonical_codes(lengths, all_codes);
-  Codes codes{};
-  std::copy_n(all_codes.begin(), 256, codes.begin());
-  build_pair_codes(codes, pair_codes_);
+  canonical_codes(lengths, all_codes);
+  build_pair_codes(std::span(all_codes).first(256), pair_codes_);
 
   deflate::BitWriter header;
   deflate::write_block_header(lengths, header);
@@ -144,7 +142,7 @@ std::size_t DeflateCoder::encode(std::span<const std::byte> src_bytes, std::span
   for (std::size_t s = 0; s < kLanes; ++s) {
     Lane& lane = lanes[s];
     for (const std::uint8_t* end = src + bounds[s + 1]; lane.in < end; ++lane.in) {
-      lane.put(code_bits(codes[*lane.in]), code_length(codes[*lane.in]));
+      lane.put(code_bits(all_codes[*lane.in]), code_length(all_codes[*lane.in]));
       lane.flush();
     }
   }

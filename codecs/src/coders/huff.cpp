@@ -133,7 +133,12 @@ std::size_t HuffCoder::encode(std::span<const std::byte> src_bytes, std::span<st
   return static_cast<std::size_t>(out - dst);
 }
 
-// The nibbles of `lengths` at out, low nibble first; returns the place after them.
+// Code lengths are stored as nibbles, low nibble first: the k-th at `packed`, and all of them at out
+// (returning the place after them).
+std::uint8_t length_nibble(const std::uint8_t* packed, std::size_t k) {
+  return static_cast<std::uint8_t>((packed[k / 2] >> (4 * (k % 2))) & 0xf);
+}
+
 std::uint8_t* put_lengths(std::span<const std::uint8_t> lengths, std::uint8_t* out) {
   for (std::size_t k = 0; k < lengths.size(); k += 2)
     *out++ = static_cast<std::uint8_t>(lengths[k] | (k + 1 < lengths.size() ? lengths[k + 1] << 4 : 0));
@@ -241,14 +246,13 @@ void HuffCoder::decode_block(const std::uint8_t* src, std::size_t size, std::uin
   std::size_t header = 0;
   lengths_.assign(256, 0);
   if (src[0] == kHuffman && size >= 1 + 128 + kSizesBytes) {
-    for (int s = 0; s < 256; ++s) lengths_[s] = (src[1 + s / 2] >> (4 * (s % 2))) & 0xf;
+    for (std::size_t s = 0; s < 256; ++s) lengths_[s] = length_nibble(src + 1, s);
     header = 1 + 128;
   } else if (src[0] == kHuffmanRange && size >= 3 && src[1] <= src[2]) {
     const unsigned first = src[1], last = src[2];
     header = 3 + (last - first + 2) / 2;
     if (size >= header + kSizesBytes)
-      for (unsigned s = first; s <= last; ++s)
-        lengths_[s] = (src[3 + (s - first) / 2] >> (4 * ((s - first) % 2))) & 0xf;
+      for (unsigned s = first; s <= last; ++s) lengths_[s] = length_nibble(src + 3, s - first);
     else
       header = 0;
   } else if (src[0] == kPairHuffman) {
@@ -277,10 +281,9 @@ std::size_t HuffCoder::read_pair_header(const std::uint8_t* src, std::size_t siz
   const std::size_t header = range_at + 2 + (nibbles + 1) / 2;
   if (size < header + kSizesBytes) return 0;
   const std::uint8_t* packed = src + range_at + 2;
-  auto nibble = [packed](std::size_t k) { return static_cast<std::uint8_t>((packed[k / 2] >> (4 * (k % 2))) & 0xf); };
   lengths_.assign(alphabet.size(), 0);
-  for (std::size_t k = 0; k < pairs; ++k) lengths_[k] = nibble(k);
-  for (unsigned s = first; s <= last; ++s) lengths_[pairs + s] = nibble(pairs + s - first);
+  for (std::size_t k = 0; k < pairs; ++k) lengths_[k] = length_nibble(packed, k);
+  for (unsigned s = first; s <= last; ++s) lengths_[pairs + s] = length_nibble(packed, pairs + s - first);
   return header;
 }
 

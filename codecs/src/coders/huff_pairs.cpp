@@ -27,7 +27,7 @@ void PairSampler::sample(const std::uint8_t* src, std::size_t n, bool exact, Pai
   seen_.clear();
   out.bytes.fill(0);
   out.pairs.clear();
-  const std::size_t piece = exact ? n : 256, every = exact ? n : 8 * 256;
+  const std::size_t piece = exact ? n : kSamplePiece, every = exact ? n : kSampleEvery;
   for (std::size_t start = 0; start < n; start += every) {
     const std::size_t end = std::min(n, start + piece);
     std::size_t i = start;

@@ -29,10 +29,7 @@ Counts histogram(const std::uint8_t* src, std::size_t n, std::size_t block, std:
 }
 
 Counts sample_counts(const std::uint8_t* src, std::size_t n, bool exact) {
-  // Contiguous 256-byte blocks, one in eight: a strided sample would see only one byte position of
-  // data with a period of 2 or 4 (interleaved bf16 or fp32).
-  constexpr std::size_t kBlock = 256, kEvery = 8 * kBlock;
-  return exact ? histogram(src, n, n, n) : histogram(src, n, kBlock, kEvery);
+  return exact ? histogram(src, n, n, n) : histogram(src, n, kSamplePiece, kSampleEvery);
 }
 
 Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& range) {
@@ -212,21 +209,8 @@ void canonical_codes(std::span<const std::uint8_t> lengths, std::span<std::uint3
   }
 }
 
-Codes canonical_codes(const Lengths& lengths) {
-  Codes codes{};
-  canonical_codes(lengths, codes);
-  return codes;
-}
-
-void build_pair_codes(const Codes& codes, PairCodes& pairs) {
+void build_pair_codes(std::span<const std::uint32_t> codes, PairCodes& pairs) {
   build_pair_codes(PairAlphabet{}, codes, pairs);  // no pairs: each entry is two byte codes
-}
-
-void build_decode_table(const Codes& codes, DecodeEntry* table) {
-  std::vector<WindowSymbol> symbols;
-  for (int s = 0; s < 256; ++s)
-    if (codes[s]) symbols.push_back({codes[s], static_cast<std::uint16_t>(s), 1});
-  build_decode_table(symbols, table);
 }
 
 // Fills the decode table: for each 11-bit window, the run of whole codes it starts with.

@@ -54,6 +54,9 @@ Counts estimate_counts(const std::uint8_t* src, std::size_t n, const ByteRange& 
 // The two steps of estimate_counts: the counts of the sample (every byte when `exact`), then a
 // count of at least 1 for every symbol in `range`.
 Counts sample_counts(const std::uint8_t* src, std::size_t n, bool exact);
+// That sample: contiguous pieces of kSamplePiece bytes, one every kSampleEvery (a strided sample
+// would see only one byte position of data with a period of 2 or 4: interleaved bf16 or fp32).
+inline constexpr std::size_t kSamplePiece = 256, kSampleEvery = 8 * kSamplePiece;
 void give_every_byte_a_count(Counts& counts, const ByteRange& range);
 // into += counts, symbol by symbol (a plane's counts from its pieces').
 void add_counts(Counts& into, const Counts& counts);
@@ -70,9 +73,8 @@ std::size_t blocks_worth_coding(const std::array<Counts, 4>& quarters, std::size
 Lengths code_lengths(const Counts& counts, unsigned max_length = kMaxLength);
 // The same for an alphabet of counts.size() symbols (at most 65536, limit at most 16).
 std::vector<std::uint8_t> limited_code_lengths(std::span<const std::uint32_t> counts, unsigned max_length);
-Codes canonical_codes(const Lengths& lengths);
-// Canonical codes for lengths of up to 16 bits, written into codes (one per length, 0 where the
-// length is 0).
+// Canonical codes (RFC 1951 3.2.2) for lengths of up to 16 bits, written into codes (one per length,
+// 0 where the length is 0), bit-reversed as Codes are: the DEFLATE encoder's too.
 void canonical_codes(std::span<const std::uint8_t> lengths, std::span<std::uint32_t> codes);
 // Codes for every pair of present symbols, indexed by the two bytes as one little-endian u16.
 // Bits and lengths sit in separate tables: two loads are cheaper than unpacking one.
@@ -80,9 +82,8 @@ struct PairCodes {
   std::vector<std::uint32_t> bits;
   std::vector<std::uint8_t> lengths;
 };
-void build_pair_codes(const Codes& codes, PairCodes& pairs);
-// The window table (2^kMaxLength entries) for a complete code of bytes.
-void build_decode_table(const Codes& codes, DecodeEntry* table);
+// For a byte code (codes of the 256 bytes).
+void build_pair_codes(std::span<const std::uint32_t> codes, PairCodes& pairs);
 // One code of a window table's alphabet: its code (as in Codes) and what it decodes to, one or two
 // bytes (the first in the low byte).
 struct WindowSymbol {
@@ -90,7 +91,7 @@ struct WindowSymbol {
   std::uint16_t bytes;
   std::uint8_t width;
 };
-// The window table for a complete code of any such alphabet.
+// The window table (2^kMaxLength entries) for a complete code of any such alphabet.
 void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table);
 // Whether these lengths (each <= kMaxLength) form a complete prefix code: Kraft sum exactly 1.
 bool complete_code(std::span<const std::uint8_t> lengths);
