@@ -189,6 +189,16 @@ Lengths code_lengths(const Counts& count, unsigned max_length) {
   return out;
 }
 
+namespace {
+// The 16 low bits of x in reverse order.
+std::uint32_t reverse16(std::uint32_t x) {
+  x = ((x & 0x5555) << 1) | ((x >> 1) & 0x5555);
+  x = ((x & 0x3333) << 2) | ((x >> 2) & 0x3333);
+  x = ((x & 0x0f0f) << 4) | ((x >> 4) & 0x0f0f);
+  return ((x & 0x00ff) << 8) | ((x >> 8) & 0x00ff);
+}
+}  // namespace
+
 void canonical_codes(std::span<const std::uint8_t> lengths, std::span<std::uint32_t> codes) {
   std::array<std::uint32_t, 17> next{}, per_length{};
   for (std::uint8_t l : lengths) ++per_length[l];
@@ -202,10 +212,7 @@ void canonical_codes(std::span<const std::uint8_t> lengths, std::span<std::uint3
     const unsigned l = lengths[s];
     codes[s] = 0;
     if (!l) continue;
-    const std::uint32_t canonical = next[l]++;
-    std::uint32_t reversed = 0;
-    for (unsigned b = 0; b < l; ++b) reversed |= ((canonical >> b) & 1u) << (l - 1 - b);
-    codes[s] = reversed | (l << 24);
+    codes[s] = (reverse16(next[l]++) >> (16 - l)) | (l << 24);
   }
 }
 
