@@ -144,11 +144,13 @@ def model_text(comp, context, link):
     p = model.predict_case(comp, context, link)
     c, d, r = model.codec_rates(comp)
     text = (f"Model: C = {gbs(c)}, D = {gbs(d)}, R = {r:.3f}, L = {gbs(link)} (the uncompressed pipeline): "
-            f"min(C, R L, D) = {gbs(p['free'])}")
+            f"min(C, R L, D) = {gbs(model.overlap_rate(c, r, link, d))}")
     if p["shared"]:
         text += (f"; both ends share {p['shared_cores']} CPUs, c_L = {p['link_cpu_per_byte'] * 1e9:.2f} CPU s/GB: "
                  f"N / (w/C + w/D + c_L) = {gbs(p['shared'])}")
     error = comp["bytes_per_second"] / p["rate"] - 1
+    if p.get("run_chunks"):
+        text += f"; for a run of {p['run_chunks']:.0f} chunks, filling and draining the pipeline included"
     text += (f"; predicted {gbs(p['rate'])}, measured {100 * abs(error):.1f}% {'below' if error < 0 else 'above'} it; "
              f"the model says compression {'pays' if p['rate'] > link else 'does not pay'}.")
     return text + "".join(f" ({n})" for n in p["notes"])

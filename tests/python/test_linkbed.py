@@ -151,6 +151,20 @@ class Model(unittest.TestCase):
         merged["runs"][0]["cases"][1]["codec"] = best
         self.assertIn(f"| weights | {best} (declared) | unshaped |", linkbed.table(merged))
 
+    def test_a_run_of_32_chunks_is_predicted_for_its_chunks_and_says_how_far_below_an_endless_one(self):
+        mib = 1 << 20
+        merged = self.merged(link_cpu_per_byte=0.4e-9, chunk=mib, wire_bytes=32 * mib / 1.49)
+        for run in merged["runs"]:
+            compressed = run["cases"][1]
+            self.assertLess(compressed["model_bytes_per_second"], compressed["model_endless_bytes_per_second"])
+        # unshaped: the endless shared-core bound 2.324 GB/s, for 32 chunks 2.272 (test_model's FiniteRuns)
+        self.assertAlmostEqual(merged["runs"][1]["cases"][1]["model_endless_bytes_per_second"] / GB,
+                               2 / (1 / 3.9 + 1 / 4.9 + 0.4))
+        text = linkbed.table(merged)
+        self.assertRegex(text, r"the model is for each run's own chunks \(32\), filling and draining the pipeline "
+                               r"included; for an endless run it reads [0-9.]+-[0-9.]+% higher")
+        self.assertNotIn("own chunks", linkbed.table(self.merged(link_cpu_per_byte=0.4e-9)))  # older JSON: endless
+
     def test_cores_table_puts_the_measured_cpu_beside_the_models_parts(self):
         text = linkbed.cores_table(self.merged(link_cpu_per_byte=0.4e-9, cpu_per_byte=1.1e-9,
                                                host_cpu_per_byte=1.2e-9, host_busy=0.97))

@@ -44,6 +44,47 @@ class Model(unittest.TestCase):
         self.assertEqual(model.serial_min_ratio(4, 4, 3), float("inf"))
 
 
+class FiniteRuns(unittest.TestCase):
+    """A run of n chunks: the first is compressed before anything else runs, the last is sent and
+    decoded after the last compression (docs/METRICS.md)."""
+
+    def test_flow_time_by_hand(self):
+        # t_C = 1, t_L = 1 / (2 x 1) = 0.5, t_D = 0.25 per chunk; 4 chunks: 1.75 + 3 x 1
+        self.assertAlmostEqual(model.run_flow_time(4, 1, 1, 2, 1, 4), 4.75)
+        # one chunk: the stages in a row, as serial_rate has them
+        self.assertAlmostEqual(1 / model.run_flow_time(1, 1, 1, 2, 1, 4), model.serial_rate(1, 2, 1, 4))
+
+    def test_shared_time_by_hand(self):
+        # work 4 x (1/1 + 1/4 + 0.5) = 7 over 2 cores, plus half of the first compression and the last
+        # decoding (1 + 0.25), when one thread runs alone
+        self.assertAlmostEqual(model.run_shared_time(4, 1, 1, 4, 2, 0.5), 7 / 2 + 1.25 / 2)
+        self.assertAlmostEqual(model.run_shared_time(4, 1, 1, 4, 1, 0.5), 7)  # one core: the work alone
+
+    def test_the_size_of_a_run_comes_from_its_counters(self):
+        self.assertEqual(model.run_size(case(chunk=2, wire_bytes=10)), (14.9, 2))
+        self.assertEqual(model.run_size(case(chunk=2, wire_bytes=10, windows=2)), (7.45, 2))  # each window a run
+        self.assertIsNone(model.run_size(case(chunk=2, wire_bytes=10, workers=2)))
+        self.assertIsNone(model.run_size(case()))  # older JSON: an endless run is all that can be said
+
+    def test_a_run_is_predicted_below_an_endless_one_and_reaches_it_when_long(self):
+        mib = 1 << 20
+        steady = model.predict_case(case(link_cpu_per_byte=0.4 / GB), LOOPBACK, 3.93 * GB)
+        self.assertIsNone(steady["run_chunks"])
+        self.assertEqual(steady["rate"], steady["steady"])
+        for chunks, below in ((32, 0.03), (32768, 0.0001)):
+            run = model.predict_case(case(link_cpu_per_byte=0.4 / GB, chunk=mib, wire_bytes=chunks * mib / 1.49),
+                                     LOOPBACK, 3.93 * GB)
+            self.assertAlmostEqual(run["run_chunks"], chunks)
+            self.assertAlmostEqual(run["steady"], steady["rate"])
+            self.assertLess(run["rate"], run["steady"])
+            self.assertGreater(run["rate"], run["steady"] * (1 - below))
+        # 32 chunks on 2 shared cores: (1/3.9 + 1/4.9 + 0.4) x 32 / 2 + (1/3.9 + 1/4.9) / 2 ms
+        t = 32 * (1 / 3.9 + 1 / 4.9 + 0.4) / 2 + (1 / 3.9 + 1 / 4.9) / 2
+        run = model.predict_case(case(link_cpu_per_byte=0.4 / GB, chunk=mib, wire_bytes=32 * mib / 1.49), LOOPBACK,
+                                 3.93 * GB)
+        self.assertAlmostEqual(run["rate"] / GB, 32 / t)
+
+
 class InRunRates(unittest.TestCase):
     def test_rates_measured_inside_the_runs_replace_the_stages_alone(self):
         # in the runs: C 2.0, D 2.5 GB/s; min(2.0, 1.49 x 3.93, 2.5) = 2.0; 2 / (1/2 + 1/2.5 + 0.4) = 1.538
