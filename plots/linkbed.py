@@ -48,7 +48,7 @@ def merge(specs, delay):
             if "error" not in case:
                 p = predict(case, context, link)
                 case.update(model_bytes_per_second=p["rate"], model_without_shared_cores_bytes_per_second=p["free"],
-                            model_endless_bytes_per_second=p.get("steady", p["rate"]), model_notes=p["notes"])
+                            model_endless_bytes_per_second=p["steady"], model_notes=p["notes"])
         runs.append({"rate": rate, "measured_link": link, "measured_links": measured, "cases": cases})
     return {"context": context, "delay": delay, "runs": runs}
 
@@ -77,7 +77,7 @@ def predict(case, context, link):
     min(C, R L, D), capped by the shared-core term since both processes run on this host (their
     context says "two hosts": the peer is only in another network namespace)."""
     if case.get("mode") == "raw":
-        return {"rate": link, "free": link, "notes": []}
+        return {"rate": link, "free": link, "steady": link, "run_chunks": None, "notes": []}
     return model.predict_case(case, context, link, shared=True)
 
 
@@ -97,7 +97,7 @@ def rows(merged):
                         "raw": raw[c["dataset"]]["bytes_per_second"], "compressed": c["bytes_per_second"],
                         "predicted": p["rate"], "error": c["bytes_per_second"] / p["rate"] - 1,
                         "predicted_free": p["free"], "error_free": c["bytes_per_second"] / p["free"] - 1,
-                        "steady": p.get("steady", p["rate"]), "run_chunks": p.get("run_chunks"), "notes": p["notes"],
+                        "steady": p["steady"], "run_chunks": p["run_chunks"], "notes": p["notes"],
                         "verified": c.get("verified", 0) == 1 and raw[c["dataset"]].get("verified", 0) == 1})
     return out
 

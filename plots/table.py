@@ -149,7 +149,7 @@ def model_text(comp, context, link):
         text += (f"; both ends share {p['shared_cores']} CPUs, c_L = {p['link_cpu_per_byte'] * 1e9:.2f} CPU s/GB: "
                  f"N / (w/C + w/D + c_L) = {gbs(p['shared'])}")
     error = comp["bytes_per_second"] / p["rate"] - 1
-    if p.get("run_chunks"):
+    if p["run_chunks"]:
         text += f"; for a run of {p['run_chunks']:.0f} chunks, filling and draining the pipeline included"
     text += (f"; predicted {gbs(p['rate'])}, measured {100 * abs(error):.1f}% {'below' if error < 0 else 'above'} it; "
              f"the model says compression {'pays' if p['rate'] > link else 'does not pay'}.")
