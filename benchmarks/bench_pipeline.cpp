@@ -179,6 +179,8 @@ int run(int argc, char** argv, const Flags& f) {
   harness::add_memory_context(f.window);  // the peak so far: loading the data sets
   if (!f.cpus.empty()) benchmark::AddCustomContext("cpus", f.cpus);
   benchmark::AddCustomContext("wake_latency", harness::wake_latency_context(cpus::allowed()));  // after --cpus
+  benchmark::AddCustomContext("wake_latency_awake",
+                              harness::wake_latency_context(cpus::allowed(), harness::SleeperCpu::kept_awake));
   harness::add_link_context(links.peer_host, links.peer_port);
   const auto& kinds = axes.transports;
   if (links.peer_host) harness::add_server_context(kinds.front(), links.base, *links.peer_host, links.peer_port);

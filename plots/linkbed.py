@@ -181,13 +181,16 @@ def cores_table(merged):
 
 
 def wake_line(merged):
-    """The sending host's wake-up latency (bench_pipeline's probe: a thread woken on an idle CPU),
-    which the model does not count, though each chunk is handed between threads several times.
-    "" without it."""
-    wake = merged.get("context", {}).get("wake_latency")
+    """The sending host's wake-up latency (bench_pipeline's probe: a thread woken on an idle CPU,
+    and on one kept awake where the run measured that too), which the model does not count, though
+    each chunk is handed between threads several times. "" without it."""
+    context = merged.get("context", {})
+    wake = context.get("wake_latency")
     if not wake:
         return ""
-    return (f"Wake-up of a thread on an idle CPU of this host: {wake}. The model counts no wake-ups; "
+    awake = context.get("wake_latency_awake")
+    kept_awake = f" With that CPU kept awake (a SCHED_IDLE spinner there): {awake}." if awake else ""
+    return (f"Wake-up of a thread on an idle CPU of this host: {wake}.{kept_awake} The model counts no wake-ups; "
             "switches_per_chunk says how many each chunk had.")
 
 

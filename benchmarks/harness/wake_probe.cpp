@@ -1,9 +1,15 @@
 #include "wake_probe.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -51,13 +57,52 @@ void sleep_loop(PingState& s, int cpu, int wakeups) {
   }
 }
 
+// Keeps `cpu` awake: pinned there at SCHED_IDLE, it runs only when nothing else would, so that CPU
+// never enters its idle state, and a woken thread of any other policy preempts it at once.
+// `state` goes from 0 to 1 once it spins, or to 2 with `error` set where it cannot.
+class AwakeSpinner {
+ public:
+  explicit AwakeSpinner(int cpu) : thread_([this, cpu](std::stop_token stop) { spin(stop, cpu); }) {
+    threads::name_thread(thread_, "wz-wake-spinner");
+    for (const auto until = Clock::now() + kLongestWakeup; state_.load() == 0;) {
+      if (Clock::now() > until) fail("wake probe: the spinner did not start within {} s", kLongestWakeup.count());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (state_.load() == 2) fail("{}", error_);
+  }
+
+ private:
+  void spin(std::stop_token stop, int cpu) {
+    try {
+      cpus::pin_this_thread(cpu);
+      sched_param lowest{};
+      if (sched_setscheduler(0, SCHED_IDLE, &lowest) != 0)  // 0: this thread, on Linux
+        fail("SCHED_IDLE refused: {}", std::strerror(errno));
+    } catch (const std::exception& e) {
+      error_ = fmt::format("wake probe: {}", e.what());
+      state_.store(2);
+      return;
+    }
+    state_.store(1);
+    while (!stop.stop_requested()) {
+    }
+  }
+
+  std::atomic<int> state_{0};
+  std::string error_;
+  std::jthread thread_;  // last: it starts once the state above exists, and stops before it goes
+};
+
 }  // namespace
 
-WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups, std::chrono::microseconds idle) {
+WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups, std::chrono::microseconds idle,
+                                 SleeperCpu sleeper_cpu) {
   if (cpus.size() < 2) fail("wake probe: needs two CPUs, the set has {}", cpus.size());
   if (wakeups < 1) fail("wake probe: wakeups must be at least 1");
   PingState s;
   std::string waker_error;
+  std::optional<AwakeSpinner> spinner;
+  if (sleeper_cpu == SleeperCpu::kept_awake) spinner.emplace(cpus[1]);
   {
     std::jthread sleeper([&] { sleep_loop(s, cpus[1], wakeups); });
     threads::name_thread(sleeper, "wz-wake-sleeper");
@@ -68,7 +113,7 @@ WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups, std:
         waker_error = fmt::format("wake probe: {}", e.what());
       }
       for (int i = 0; i < wakeups && waker_error.empty(); ++i) {
-        // Busy, so this CPU stays awake while the sleeper's goes idle.
+        // Busy, so this CPU stays awake while the sleeper's goes idle (or runs the spinner).
         for (const auto until = Clock::now() + idle; Clock::now() < until;) {
         }
         std::unique_lock lock(s.mutex);
@@ -96,9 +141,9 @@ WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups, std:
           .sleeper_cpu = cpus[1]};
 }
 
-std::string wake_latency_context(const std::vector<int>& cpus) {
+std::string wake_latency_context(const std::vector<int>& cpus, SleeperCpu sleeper_cpu) {
   try {
-    const WakeLatency w = measure_wake_latency(cpus);
+    const WakeLatency w = measure_wake_latency(cpus, 200, std::chrono::microseconds(200), sleeper_cpu);
     return fmt::format("median {:.1f} us, p90 {:.1f} us ({} wake-ups, cpu {} -> {})", w.median_us, w.p90_us, w.wakeups,
                        w.waker_cpu, w.sleeper_cpu);
   } catch (const std::exception& e) {

@@ -211,6 +211,10 @@ class Model(unittest.TestCase):
                          "Wake-up of a thread on an idle CPU of this host: median 31.0 us, p90 45.0 us "
                          "(200 wake-ups, cpu 0 -> 1). The model counts no wake-ups; switches_per_chunk says how "
                          "many each chunk had.")
+        merged["context"]["wake_latency_awake"] = "median 29.0 us, p90 30.0 us (200 wake-ups, cpu 0 -> 1)"
+        self.assertIn("us (200 wake-ups, cpu 0 -> 1). With that CPU kept awake (a SCHED_IDLE spinner there): "
+                      "median 29.0 us, p90 30.0 us (200 wake-ups, cpu 0 -> 1). The model counts no wake-ups;",
+                      linkbed.wake_line(merged))
 
     def test_without_link_cpu_the_table_says_what_it_assumed(self):
         text = linkbed.table(self.merged())

@@ -26,6 +26,23 @@ TEST(WakeProbe, MeasuresEveryWakeupBetweenTwoCpusOfTheSet) {
   EXPECT_GE(w.p90_us, w.median_us);
 }
 
+// The sleeper's CPU kept awake by a SCHED_IDLE spinner: still every wake-up measured, and the
+// spinner gone afterwards (the probe returns only once it has stopped; no bound on the figure).
+TEST(WakeProbe, MeasuresWithTheSleepersCpuKeptAwake) {
+  const std::vector<int> cpus = cpus::allowed();
+  if (cpus.size() < 2) {
+    EXPECT_THROW(measure_wake_latency(cpus, 20, std::chrono::microseconds(50), SleeperCpu::kept_awake), Error);
+    return;
+  }
+  const WakeLatency w = measure_wake_latency(cpus, 20, std::chrono::microseconds(50), SleeperCpu::kept_awake);
+  EXPECT_EQ(w.wakeups, 20);
+  EXPECT_NE(w.waker_cpu, w.sleeper_cpu);
+  EXPECT_GT(w.median_us, 0.0);
+  EXPECT_GE(w.p90_us, w.median_us);
+  EXPECT_EQ(wake_latency_context({0}, SleeperCpu::kept_awake),
+            "not measured: wake probe: needs two CPUs, the set has 1");
+}
+
 TEST(WakeProbe, OneCpuIsNotMeasuredAndSaysWhy) {
   const std::vector<int> one{0};
   try {
