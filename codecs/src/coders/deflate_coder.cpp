@@ -4,7 +4,7 @@
 //
 // The literal code is the huff coder's (huff_tables.hpp: the same sampled histogram and code
 // lengths of at most 11 bits, so the ratio matches bytegroup+huff's) plus an end-of-block code made
-// by splitting one longest code, so no code is over 12 bits. Like huff, four lanes encode quarters
+// by splitting one longest code, so no code is over 12 bits. Four lanes encode quarters
 // of the plane interleaved; lanes 1-3 are then appended bit-exactly after lane 0, which writes the
 // header and its quarter straight into the output, so the result is one ordinary block.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// wirezip's own order-0 coder: canonical Huffman, codes of at most 11 bits, four streams coded and
+// wirezip's own order-0 coder: canonical Huffman, codes of at most 11 bits, eight streams coded and
 // decoded interleaved so one core overlaps their dependency chains. The encoder looks up two
 // symbols at a time; the decoder up to four per 11-bit window. The hot loops come from the coder's
 // SIMD path (huff_kernels.hpp); the format and every byte written are the same on every path.
@@ -18,8 +18,8 @@
 //     bits, bit i*m+j (LSB first) set where the pair of bytes i, j has a code | first and last byte
 //     with a byte code | code lengths, 4 bits each (low nibble first): the pairs with codes in bit
 //     order, then the bytes first..last | STREAMS
-// STREAMS: sizes of streams 0-2 (u32 LE) | 4 LSB-first bit streams. Stream s codes symbols
-// [s*q, (s+1)*q), q = n/4; the last takes the rest.
+// STREAMS: sizes of streams 0-6 (u32 LE) | 8 LSB-first bit streams. Stream s codes symbols
+// [s*e, (s+1)*e), e = n/8; the last takes the rest.
 // Blocks are for planes whose statistics shift along them (a chunk that spans tensors): each block
 // gets its own code when the sampled counts say that saves more than the tables cost.
 #include <cstring>
@@ -49,15 +49,22 @@ enum Format : std::uint8_t {
   kPairHuffman = 5
 };
 
-// Where the 4 streams of a block, or the 1, 2 or 4 blocks of a plane, start: at multiples of a
-// quarter (rounded down), so that blocks are whole quarters; the last runs to the end.
+// Where the 1, 2 or 4 blocks of a plane start: at multiples of a quarter (rounded down), so that
+// blocks are whole quarters; the last runs to the end.
 std::array<std::size_t, 5> quarter_bounds(std::size_t n, std::size_t parts = 4) {
   std::array<std::size_t, 5> bounds{};
   for (std::size_t k = 0; k < parts; ++k) bounds[k] = k * (4 / parts) * (n / 4);
   bounds[parts] = n;
   return bounds;
 }
-static_assert(kStreams == 4);
+
+// Where the streams of a block of n symbols start: at multiples of n / kStreams; the last runs to the end.
+std::array<std::size_t, kStreams + 1> stream_bounds(std::size_t n) {
+  std::array<std::size_t, kStreams + 1> bounds{};
+  for (std::size_t s = 0; s < kStreams; ++s) bounds[s] = s * (n / kStreams);
+  bounds[kStreams] = n;
+  return bounds;
+}
 
 class HuffCoder final : public PlaneCoder {
  public:
@@ -189,7 +196,7 @@ std::size_t HuffCoder::encode_streams(const std::uint8_t* src, std::size_t n, co
                                       std::uint8_t* dst) {
   std::uint8_t* sizes = dst;
   std::uint8_t* out = dst + kSizesBytes;
-  const auto bounds = quarter_bounds(n);
+  const auto bounds = stream_bounds(n);
   std::array<EncodeLane, kStreams> lanes;
   for (std::size_t s = 0; s < kStreams; ++s) {
     scratch_[s].resize((bounds[s + 1] - bounds[s]) * kMaxLength / 8 + 16);
@@ -291,7 +298,7 @@ void HuffCoder::decode_streams(const std::uint8_t* src, std::size_t size, std::s
                                std::size_t n) {
   const std::uint8_t* sizes = src + offset;
   offset += kSizesBytes;
-  const auto bounds = quarter_bounds(n);
+  const auto bounds = stream_bounds(n);
   std::array<DecodeLane, kStreams> lanes;
   for (std::size_t s = 0; s < kStreams; ++s) {
     const std::size_t stream_size = s + 1 < kStreams ? load32(sizes + 4 * s) : size - offset;

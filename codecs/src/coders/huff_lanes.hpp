@@ -1,12 +1,14 @@
 #pragma once
-// Internal: the four interleaved Huffman streams of huff.cpp and the bulk loops that drive them.
+// Internal: the eight interleaved Huffman streams of huff.cpp and the bulk loops that drive them.
 // The bulk loops are always_inline bodies so that each SIMD path (huff_kernels.cpp, huff_neon.cpp)
 // compiles its own copy for its own target; huff.cpp uses the lanes for the tails.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "coders/bit_reader.hpp"
 #include "coders/huff_tables.hpp"
@@ -15,7 +17,7 @@
 
 namespace wirezip::codecs::huff {
 
-constexpr std::size_t kStreams = 4;
+constexpr std::size_t kStreams = 8;
 
 struct EncodeLane {
   const std::uint8_t* in;
@@ -114,44 +116,57 @@ struct DecodeLane : BitReader {
   }
 };
 
-// Batches of rounds for all four lanes together. A lane's place in its stream is one bit offset
-// from `base`, the start of the buffer all four streams lie in: each round loads 8 bytes there
-// afresh, so no bit buffer or count is carried from round to round, and the four lanes' offsets
-// and output pointers stay in x86-64's 16 registers (four full DecodeLanes spill to the stack every
-// round). The caller has checked that each lane has room for `rounds` rounds, input and output.
+// f(0), f(1), ..., f(kStreams - 1), unrolled: each lane's state in an array indexed only by
+// constants, which the compiler keeps as separate values (in registers where they fit).
+template <typename F, std::size_t... Lane>
+WZ_INLINE void for_each_lane(F&& f, std::index_sequence<Lane...>) {
+  (f(Lane), ...);
+}
+template <typename F>
+WZ_INLINE void for_each_lane(F&& f) {
+  for_each_lane(f, std::make_index_sequence<kStreams>{});
+}
+
+// Batches of rounds for all lanes together. A lane's place in its stream is one bit offset from
+// `base`, the start of the buffer all the streams lie in: each round loads 8 bytes there afresh, so
+// no bit buffer or count is carried from round to round. Each window waits on the one before it in
+// its lane (its table entry says how far to shift), so the lanes are what overlaps: eight chains
+// keep a core busier than four, even where some lanes' offsets spill to the stack.
+// The caller has checked that each lane has room for `rounds` rounds, input and output.
 WZ_INLINE void decode_rounds(const std::uint8_t* base, DecodeLane* lanes, std::size_t rounds,
                              const DecodeEntry* table) {
   struct Hot {
     std::size_t at;  // bits of the buffer at `base` already taken
     std::uint8_t* out;
   };
-  auto load = [base](const DecodeLane& l) { return Hot{l.bits_taken_since(base), l.out}; };
-  // Five windows of <= 11 bits from one load: it leaves at least 57 bits past the offset's bit.
-  // Bit 63 is a marker: the windows read bits 0-54 only, and after the round its place tells how
-  // many bits were taken (the count of leading zeros), so no per-window count is kept.
-  auto fill = [base](const Hot& h) { return (load64(base + (h.at >> 3)) >> (h.at & 7)) | (std::uint64_t{1} << 63); };
-  auto window = [table](Hot& h, std::uint64_t& bits) {
-    const DecodeEntry e = table[bits & kWindowMask];
-    h.out = put_symbols(h.out, e);
-    bits >>= (e >> 48) & 63;  // the total bits: byte 6 (byte 7 is a multiple of 64 after this shift)
-  };
-  Hot a = load(lanes[0]), b = load(lanes[1]), c = load(lanes[2]), d = load(lanes[3]);
+  std::array<Hot, kStreams> hot;
+  for_each_lane([&](std::size_t s) { hot[s] = {lanes[s].bits_taken_since(base), lanes[s].out}; });
   for (std::size_t r = 0; r < rounds; ++r) {
-    std::uint64_t ba = fill(a), bb = fill(b), bc = fill(c), bd = fill(d);
-    for (int w = 0; w < 5; ++w) window(a, ba), window(b, bb), window(c, bc), window(d, bd);
-    a.at += std::countl_zero(ba), b.at += std::countl_zero(bb), c.at += std::countl_zero(bc),
-        d.at += std::countl_zero(bd);
+    // Five windows of <= 11 bits from one load: it leaves at least 57 bits past the offset's bit.
+    // Bit 63 is a marker: the windows read bits 0-54 only, and after the round its place tells how
+    // many bits were taken (the count of leading zeros), so no per-window count is kept.
+    std::array<std::uint64_t, kStreams> bits;
+    for_each_lane([&](std::size_t s) {
+      bits[s] = (load64(base + (hot[s].at >> 3)) >> (hot[s].at & 7)) | (std::uint64_t{1} << 63);
+    });
+    for (int w = 0; w < 5; ++w)
+      for_each_lane([&](std::size_t s) {
+        const DecodeEntry e = table[bits[s] & kWindowMask];
+        hot[s].out = put_symbols(hot[s].out, e);
+        bits[s] >>= (e >> 48) & 63;  // the total bits: byte 6 (byte 7 is a multiple of 64 after this shift)
+      });
+    for_each_lane([&](std::size_t s) { hot[s].at += std::countl_zero(bits[s]); });
   }
-  auto save = [base](DecodeLane& l, const Hot& h) {
-    l.in = base + (h.at >> 3), l.bits = 0, l.count = 0;
+  for_each_lane([&](std::size_t s) {
+    DecodeLane& l = lanes[s];
+    l.in = base + (hot[s].at >> 3), l.bits = 0, l.count = 0;
     l.refill();
-    l.take(h.at & 7);
-    l.out = h.out;
-  };
-  save(lanes[0], a), save(lanes[1], b), save(lanes[2], c), save(lanes[3], d);
+    l.take(hot[s].at & 7);
+    l.out = hot[s].out;
+  });
 }
 
-// The bulk of decoding: all four lanes advance together in batches of rounds that no lane's input
+// The bulk of decoding: all lanes advance together in batches of rounds that no lane's input
 // or output can overrun (a round takes <= 55 bits, reads 8 bytes where it starts and writes <= 20).
 // The lanes' streams lie in one buffer in lane order, so lane 0's start is every lane's base.
 WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {

@@ -69,9 +69,11 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
          FrameHeader::header_size(1));
   if (std::memcmp(frame.data(), kMagic.data(), kMagic.size()) != 0) fail("corrupt frame: bad magic");
   const auto version = load_le<std::uint8_t>(frame, 4);
-  if (version == 1)
-    fail("frame version 1 is from an older wirezip (planes stored in plane order); this build reads "
-         "version {} only: compress the data again with this build", kFrameVersion);
+  if (version == 1 || version == 2)
+    fail(
+        "frame version {} is from an older wirezip ({}); this build reads version {} only: compress the "
+        "data again with this build",
+        version, version == 1 ? "planes stored in plane order" : "huff blocks in four streams", kFrameVersion);
   if (version != kFrameVersion) fail("corrupt frame: version {} (this build reads {})", version, kFrameVersion);
   FrameHeader header;
   auto coder = load_le<std::uint8_t>(frame, 5);
