@@ -143,7 +143,7 @@ WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups, std:
 
 std::string wake_latency_context(const std::vector<int>& cpus, SleeperCpu sleeper_cpu) {
   try {
-    const WakeLatency w = measure_wake_latency(cpus, 200, std::chrono::microseconds(200), sleeper_cpu);
+    const WakeLatency w = measure_wake_latency(cpus, kContextWakeups, kContextIdle, sleeper_cpu);
     return fmt::format("median {:.1f} us, p90 {:.1f} us ({} wake-ups, cpu {} -> {})", w.median_us, w.p90_us, w.wakeups,
                        w.waker_cpu, w.sleeper_cpu);
   } catch (const std::exception& e) {

@@ -28,8 +28,12 @@ enum class SleeperCpu { idle, kept_awake };
 // times, each after the sleeper had blocked for `idle`; the latency is from the waker's
 // notify to the sleeper running. Throws wirezip::Error where `cpus` holds fewer than two CPUs,
 // a thread cannot be pinned, the spinner cannot take SCHED_IDLE, or a wake-up takes longer than a second.
-WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups = 200,
-                                 std::chrono::microseconds idle = std::chrono::microseconds(200),
+// The probe as bench_pipeline's context runs it (both ways): 200 wake-ups, each after 200 us.
+inline constexpr int kContextWakeups = 200;
+inline constexpr std::chrono::microseconds kContextIdle{200};
+
+WakeLatency measure_wake_latency(const std::vector<int>& cpus, int wakeups = kContextWakeups,
+                                 std::chrono::microseconds idle = kContextIdle,
                                  SleeperCpu sleeper_cpu = SleeperCpu::idle);
 
 // The context value: "median 34.1 us, p90 51.2 us (200 wake-ups, cpu 0 -> 1)", or "not measured: <why>".

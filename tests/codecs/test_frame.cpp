@@ -125,7 +125,7 @@ TEST(Frame, HeaderFieldsAreValidated) {
   EXPECT_THROW(codec->decompress(compress(*exponent, input), out), Error);
 }
 
-TEST(Frame, RawPlanesComeFirstAndVersionOneIsRefused) {
+TEST(Frame, RawPlanesComeFirstAndOlderVersionsAreRefused) {
   const auto input = testing::codec_inputs(64 << 10)[0].bytes;  // weights
   auto codec = make_codec("bytegroup:split=exponent+huff");
   auto frame = compress(*codec, input);
