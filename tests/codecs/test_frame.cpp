@@ -141,14 +141,15 @@ TEST(Frame, RawPlanesComeFirstAndOlderVersionsAreRefused) {
     ASSERT_EQ(static_cast<unsigned>(frame[offsets[1] + i]), (high & 0x80) | (low & 0x7f)) << i;
   }
   for (const auto& [version, what] :
-       {std::pair{1, "planes stored in plane order"}, std::pair{2, "huff blocks in four streams"}}) {
+       {std::pair{1, "planes stored in plane order"}, std::pair{2, "huff blocks in four streams"},
+        std::pair{3, "huff12 blocks in four streams"}}) {
     frame[4] = static_cast<std::byte>(version);
     try {
       read_frame_header(frame);
       ADD_FAILURE() << "read a version " << version << " frame";
     } catch (const Error& e) {
       EXPECT_EQ(std::string(e.what()), fmt::format("frame version {} is from an older wirezip ({}); this build reads "
-                                                   "version 3 only: compress the data again with this build",
+                                                   "version 4 only: compress the data again with this build",
                                                    version, what));
     }
   }

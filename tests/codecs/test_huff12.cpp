@@ -195,6 +195,9 @@ TEST(Huff12, MalformedCodeTablesAreErrorsThatSayWhy) {
   bad[5] = std::byte{0x21};  // codes of 1 and 2 bits: a quarter of the code space unused
   EXPECT_NE(message(bad).find("complete code"), std::string::npos);
   bad = good;
+  bad[6] = bad[7] = bad[8] = std::byte{0xff};  // stream 0's size (after one byte of lengths): 16 MiB
+  EXPECT_NE(message(bad).find("stream sizes 0-6 sum to"), std::string::npos);
+  bad = good;
   bad.pop_back();
   EXPECT_NE(message(bad).find("huff12: "), std::string::npos);
   EXPECT_NE(message({}).find("ends inside its format byte"), std::string::npos);

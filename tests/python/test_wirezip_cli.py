@@ -97,7 +97,7 @@ class Inspect(CliTest):
         self.assertEqual(report["frame_bytes"], sum(f["frame_bytes"] for f in report["frames"]))
         for i, frame in enumerate(report["frames"]):
             size = min(65536, len(self.data) - i * 65536)
-            self.assertEqual((frame["version"], frame["coder"], frame["width"]), (3, "deflate", 2))
+            self.assertEqual((frame["version"], frame["coder"], frame["width"]), (4, "deflate", 2))
             self.assertEqual((frame["original_bytes"], frame["tail_bytes"]), (size, size % 2))
             self.assertRegex(frame["checksum"], r"^[0-9a-f]{16}$")
             self.assertEqual([p["mode"] for p in frame["planes"]][1], "coded")  # the high bytes
@@ -108,7 +108,7 @@ class Inspect(CliTest):
     def test_text_names_the_same_fields(self):
         text = self.ok("inspect", self.compress("bytegroup+lz4", "1MiB")).decode()
         self.assertIn("container version 1, codec bytegroup+lz4, chunk 1048576 bytes: 1 frames, 300001 original", text)
-        self.assertRegex(text, r"frame 0: version 3, coder lz4, width 2, 300001 original bytes \(1 tail\), "
+        self.assertRegex(text, r"frame 0: version 4, coder lz4, width 2, 300001 original bytes \(1 tail\), "
                                r"\d+ frame bytes, xxh3 [0-9a-f]{16}")
         self.assertRegex(text, r"  plane 1: coded, \d+ bytes")
 

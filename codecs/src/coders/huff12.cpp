@@ -8,9 +8,9 @@
 // A coded chunk of n bytes: m = n / 2 little-endian elements.
 //   0 (no element) | the n % 2 tail byte
 //   1 (coded) | u16 first | u16 k | 4-bit code lengths (low nibble first, 0: no code) of symbols
-//     first .. first + k - 1, then of the escape | u32 sizes of streams 0-2 | nibbles: ceil(m / 2)
+//     first .. first + k - 1, then of the escape | u32 sizes of streams 0-6 | nibbles: ceil(m / 2)
 //     bytes, element i's in byte i / 2, the low nibble for even i | the n % 2 tail byte |
-//     4 LSB-first bit streams; stream s codes the elements i with (i / 2) % 4 = s, in order.
+//     8 LSB-first bit streams; stream s codes the elements i with (i / 2) % 8 = s, in order.
 //   2 (blocks) | B (2 or 4) | u32 sizes of blocks 0 .. B-2 | B coded chunks of format 0 or 1; with
 //     r = m / 4, block b holds elements [b*(4/B)*r, (b+1)*(4/B)*r), the last the rest and the tail.
 // A symbol without a code of its own (absent from the sample the code was built from) is written
@@ -51,6 +51,11 @@ void count_symbols(const std::uint8_t* src, std::size_t m, Counts& counts) {
   const std::size_t block = m < kExactBelow ? m : kSampleBlock, every = m < kExactBelow ? m : kSampleEvery;
   for (std::size_t start = 0; start < m; start += every) {
     const std::size_t end = std::min(m, start + block);
+    // The sampled blocks lie apart, past what the hardware prefetcher follows, and the chunk has
+    // not been read yet: fetching the next block's lines while this one is counted hides a memory
+    // access per line.
+    if (start + every + block <= m)
+      for (std::size_t line = 0; line < 2 * block; line += 64) __builtin_prefetch(src + 2 * (start + every) + line);
     for (std::size_t i = start; i < end; ++i) ++counts[symbol_of(element(src, i))];
   }
 }
@@ -233,7 +238,7 @@ std::size_t Huff12Coder::encode_block(const std::uint8_t* src, std::size_t n, st
     scratch_[s].resize(3 * (m / kStreams + 2) + 16);
     lanes[s].out = scratch_[s].data();
   }
-  // Rounds of all four lanes, a 16 KiB block at a time: hashed, then coded while in L1.
+  // Rounds of all eight lanes, a 16 KiB block at a time: hashed, then coded while in L1.
   const std::size_t rounds = m / kRoundElements;
   for (std::size_t r = 0; r < rounds; r += kBlockRounds) {
     const std::size_t batch = std::min(kBlockRounds, rounds - r);
@@ -331,9 +336,10 @@ void Huff12Coder::decode_block(const std::uint8_t* in, std::size_t size, std::ui
   in += (m + 1) / 2;
   if (tail) dst[n - 1] = *in++;
   const auto left = static_cast<std::uint64_t>(end - in);
-  if (sizes[0] + sizes[1] + sizes[2] > left)
-    fail("huff12: stream sizes {} + {} + {} exceed the {} bytes left", sizes[0], sizes[1], sizes[2], left);
-  sizes[3] = left - sizes[0] - sizes[1] - sizes[2];
+  std::uint64_t listed = 0;  // each size is under 2^32, so eight of them cannot overflow
+  for (std::size_t s = 0; s + 1 < kStreams; ++s) listed += sizes[s];
+  if (listed > left) fail("huff12: stream sizes 0-{} sum to {}, over the {} bytes left", kStreams - 2, listed, left);
+  sizes[kStreams - 1] = left - listed;
 
   huff::canonical_codes(lengths, codes_);
   for (std::size_t s = 0; s <= kEscape; ++s) {

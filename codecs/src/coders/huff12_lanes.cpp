@@ -1,28 +1,29 @@
 #include "coders/huff12_lanes.hpp"
 
+#include <bit>
+
 #include "coders/hot_clones.hpp"
 
 namespace wirezip::codecs::huff12 {
 
 namespace {
 
-struct FastLane {
-  std::uint64_t bits;
-  unsigned count;
-  const std::uint8_t* in;
-  [[gnu::always_inline]] void round(const std::uint32_t* table, std::uint8_t* out) {
-    bits |= load64(in) << count;
-    in += (63 - count) >> 3;
-    count |= 56;
-    const std::uint32_t first = next_entry(bits, count, table);
-    const std::uint32_t second = next_entry(bits, count, table);
-    store32(out, first >> 16 | (second & 0xffff0000));  // the nibbles follow, a block at a time
+// The next code's entry from `bits`, which it shifts past the code (and past an escape's symbol).
+[[gnu::always_inline]] inline std::uint32_t take_entry(std::uint64_t& bits, const std::uint32_t* table) {
+  const std::uint32_t entry = table[bits & kSymbolMask];
+  bits >>= entry & 63;  // the code's length; the escape flag lies above these bits
+  if (entry & kEscapeFlag) [[unlikely]] {
+    const auto symbol = static_cast<std::uint32_t>(bits & kSymbolMask);
+    bits >>= kSymbolBits;
+    return decode_entry(symbol, 0);
   }
-};
+  return entry;
+}
 
 }  // namespace
 
-// Two lanes at a time keep their state in registers: lanes 0 and 1 over the rounds, then 2 and 3.
+// Two lanes at a time keep their state in registers: lanes 0 and 1 over the rounds, then 2 and 3,
+// and so on.
 WZ_HOT_CLONES void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t rounds,
                                  const std::uint32_t* code_bits, const std::uint8_t* code_lengths,
                                  std::uint8_t* nibbles) {
@@ -48,28 +49,41 @@ WZ_HOT_CLONES void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const 
   }
 }
 
-// The four lanes together, state in locals (stores to dst cannot alias it).
+// The eight lanes together. Each lane's place in its stream is one bit offset: a round loads 8 bytes
+// there afresh and decodes two elements (<= 48 bits of the >= 57 the load holds), so no bit count
+// is kept. Bit 63 is a marker: after the round its place tells how many bits were taken (the count
+// of leading zeros).
 WZ_HOT_CLONES void decode_rounds(std::array<BitReader, kStreams>& readers, const std::uint32_t* table,
                                  const std::uint8_t* nibbles, std::uint8_t* dst, std::size_t first,
                                  std::size_t rounds) {
-  std::array<FastLane, kStreams> fast;
-  for (std::size_t s = 0; s < kStreams; ++s) fast[s] = {readers[s].bits, readers[s].count, readers[s].in};
-  FastLane a = fast[0], b = fast[1], c = fast[2], d = fast[3];
+  // The streams lie in one buffer in lane order: offsets from stream 0's start leave one base
+  // pointer to hold, not eight.
+  const std::uint8_t* base = readers[0].start;
+  std::array<std::size_t, kStreams> at;  // bits of the buffer at `base` already taken
+  for (std::size_t s = 0; s < kStreams; ++s)
+    at[s] = 8 * static_cast<std::size_t>(readers[s].start - base) + readers[s].consumed_bits();
   for (std::size_t r = first; r < first + rounds; ++r) {
     std::uint8_t* out = dst + 2 * kRoundElements * r;
-    a.round(table, out);
-    b.round(table, out + 4);
-    c.round(table, out + 8);
-    d.round(table, out + 12);
+#pragma GCC unroll 8
+    for (std::size_t s = 0; s < kStreams; ++s) {
+      std::uint64_t bits = (load64(base + (at[s] >> 3)) >> (at[s] & 7)) | (std::uint64_t{1} << 63);
+      const std::uint32_t first_entry = take_entry(bits, table);
+      const std::uint32_t second_entry = take_entry(bits, table);
+      store32(out + 4 * s, first_entry >> 16 | (second_entry & 0xffff0000));  // the nibbles follow
+      at[s] += static_cast<std::size_t>(std::countl_zero(bits));
+    }
   }
   // The sign and low bits of the rounds just written (in L1), in a loop the compiler vectorizes.
   const std::size_t pairs = kStreams * rounds;
   const std::uint8_t* nib = nibbles + kStreams * first;
   std::uint8_t* out = dst + 2 * kRoundElements * first;
   for (std::size_t j = 0; j < pairs; ++j) store32(out + 4 * j, load32(out + 4 * j) | pair_low_bits(nib[j]));
-  fast = {a, b, c, d};
-  for (std::size_t s = 0; s < kStreams; ++s)
-    readers[s].bits = fast[s].bits, readers[s].count = fast[s].count, readers[s].in = fast[s].in;
+  for (std::size_t s = 0; s < kStreams; ++s) {
+    BitReader& reader = readers[s];
+    reader.in = base + (at[s] >> 3), reader.bits = 0, reader.count = 0;
+    reader.refill();
+    reader.take(at[s] & 7);
+  }
 }
 
 }  // namespace wirezip::codecs::huff12

@@ -1,5 +1,5 @@
 #pragma once
-// Internal: the four interleaved streams of huff12.cpp (12-bit symbols of whole bf16 elements) and
+// Internal: the eight interleaved streams of huff12.cpp (12-bit symbols of whole bf16 elements) and
 // the loops that code them. The loops are cloned per target (hot_clones.hpp).
 #include <array>
 #include <cstddef>
@@ -13,7 +13,7 @@ namespace wirezip::codecs::huff12 {
 constexpr unsigned kSymbolBits = 12, kMaxLength = 12;
 constexpr std::uint32_t kSymbolMask = (1u << kSymbolBits) - 1;
 constexpr std::size_t kEscape = std::size_t{1} << kSymbolBits;  // the symbol after the 4096 real ones
-constexpr std::size_t kStreams = 4;
+constexpr std::size_t kStreams = 8;
 
 [[gnu::always_inline]] inline unsigned element(const std::uint8_t* src, std::size_t i) {
   return src[2 * i] | (src[2 * i + 1] << 8);
@@ -21,8 +21,8 @@ constexpr std::size_t kStreams = 4;
 [[gnu::always_inline]] inline unsigned symbol_of(unsigned e) { return (e >> 3) & kSymbolMask; }
 [[gnu::always_inline]] inline unsigned nibble_of(unsigned e) { return ((e >> 12) & 8) | (e & 7); }
 
-// Element i goes to stream (i / 2) % 4: the streams take turns a pair of elements at a time, so the
-// four lanes read and write the chunk front to back together (a block is hashed while in L1), and
+// Element i goes to stream (i / 2) % 8: the streams take turns a pair of elements at a time, so the
+// eight lanes read and write the chunk front to back together (a block is hashed while in L1), and
 // a pair shares its byte of nibbles.
 constexpr std::size_t stream_of(std::size_t i) { return (i >> 1) % kStreams; }
 constexpr std::size_t kRoundElements = 2 * kStreams;  // a pair for each lane
@@ -88,7 +88,8 @@ constexpr std::uint32_t decode_entry(std::uint32_t symbol, unsigned length) { re
 void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t rounds,
                    const std::uint32_t* code_bits, const std::uint8_t* code_lengths, std::uint8_t* nibbles);
 // Rounds [first, first + rounds) into dst, with no checks: the caller has made sure every reader
-// has 8 readable bytes at each refill (a round moves a reader at most 7 bytes on).
+// has 8 readable bytes at each refill (a round moves a reader at most 6 bytes on). The readers'
+// streams lie back to back in one buffer, in stream order.
 void decode_rounds(std::array<BitReader, kStreams>& readers, const std::uint32_t* table, const std::uint8_t* nibbles,
                    std::uint8_t* dst, std::size_t first, std::size_t rounds);
 

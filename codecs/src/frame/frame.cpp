@@ -8,6 +8,7 @@
 #define WIREZIP_XXH_DISPATCH 1
 #endif
 
+#include <array>
 #include <cstring>
 
 #include "codec_table.hpp"
@@ -69,11 +70,15 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
          FrameHeader::header_size(1));
   if (std::memcmp(frame.data(), kMagic.data(), kMagic.size()) != 0) fail("corrupt frame: bad magic");
   const auto version = load_le<std::uint8_t>(frame, 4);
-  if (version == 1 || version == 2)
+  if (version >= 1 && version < kFrameVersion) {
+    constexpr std::array<const char*, 3> kWhatChanged = {"planes stored in plane order", "huff blocks in four streams",
+                                                         "huff12 blocks in four streams"};
+    static_assert(kWhatChanged.size() == kFrameVersion - 1, "say what each older version lacks");
     fail(
         "frame version {} is from an older wirezip ({}); this build reads version {} only: compress the "
         "data again with this build",
-        version, version == 1 ? "planes stored in plane order" : "huff blocks in four streams", kFrameVersion);
+        version, kWhatChanged[version - 1], kFrameVersion);
+  }
   if (version != kFrameVersion) fail("corrupt frame: version {} (this build reads {})", version, kFrameVersion);
   FrameHeader header;
   auto coder = load_le<std::uint8_t>(frame, 5);

@@ -34,7 +34,7 @@
 
 namespace wirezip::codecs {
 
-inline constexpr std::uint8_t kFrameVersion = 3;
+inline constexpr std::uint8_t kFrameVersion = 4;
 
 struct PlaneEntry {
   PlaneMode mode = PlaneMode::raw;
