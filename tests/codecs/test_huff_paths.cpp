@@ -174,6 +174,32 @@ TEST(HuffPaths, ByteRangeMatchesScalar) {
   }
 }
 
+// Window tables of random codes, complete and not, over one- and two-byte symbols: every path's
+// entries are the portable loop's.
+TEST(HuffPaths, WindowEntriesMatchScalar) {
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<std::uint32_t> counts(2 + rng() % 255);
+    for (auto& c : counts) c = 1u << (rng() % (trial % 3 ? 20 : 2));  // long codes, or near-equal ones
+    const auto lengths = huff::limited_code_lengths(counts, huff::kMaxLength);
+    std::vector<std::uint32_t> codes(counts.size());
+    huff::canonical_codes(lengths, codes);
+    std::vector<huff::WindowSymbol> alphabet;
+    for (std::uint32_t code : codes)
+      if (trial % 5 != 0 || rng() % 8 != 0)  // every fifth code incomplete: windows that start no code
+        alphabet.push_back({code, static_cast<std::uint16_t>(rng()), static_cast<std::uint8_t>(1 + rng() % 2)});
+    huff::FirstCodes first;
+    huff::first_codes(alphabet, first);
+    std::vector<huff::DecodeEntry> want(huff::kWindowMask + 1);
+    huff::window_entries(first.data(), want.data());
+    for (SimdPath path : available_simd_paths()) {
+      std::vector<huff::DecodeEntry> got(huff::kWindowMask + 1);
+      huff::huff_kernels(path).window_entries(first.data(), got.data());
+      ASSERT_EQ(got, want) << simd_path_name(path) << ", trial " << trial;
+    }
+  }
+}
+
 // The forced paths are really other code, not the scalar loops under another name.
 TEST(HuffPaths, FastPathsAreTheirOwnKernels) {
   const huff::HuffKernels scalar = huff::scalar_huff_kernels();
@@ -186,6 +212,9 @@ TEST(HuffPaths, FastPathsAreTheirOwnKernels) {
     EXPECT_NE(kernels.encode_bulk, scalar.encode_bulk) << simd_path_name(path);
     EXPECT_NE(kernels.decode_bulk, scalar.decode_bulk) << simd_path_name(path);
     EXPECT_NE(kernels.byte_range, scalar.byte_range) << simd_path_name(path);
+#if defined(__x86_64__)
+    EXPECT_NE(kernels.window_entries, scalar.window_entries) << simd_path_name(path);  // NEON shares the loop
+#endif
   }
   EXPECT_THROW(make_huff_coder(static_cast<SimdPath>(99)), Error);
 }

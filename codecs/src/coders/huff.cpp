@@ -273,7 +273,7 @@ void HuffCoder::decode_block(const std::uint8_t* src, std::size_t size, std::uin
   if (!complete_code(lengths_)) fail("corrupt frame: huff code lengths do not form a complete code");
   codes_.resize(lengths_.size());
   canonical_codes(lengths_, codes_);
-  build_decode_table(alphabet, codes_, table_.data());
+  build_decode_table(alphabet, codes_, table_.data(), kernels_.window_entries);
   decode_streams(src, size, header, dst, n);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: the hot loops of the Huffman coder, one set per SIMD path, so tests can force each path
 // and hold it to the portable one. The bulk loops are the same C++ (huff_lanes.hpp) compiled for
-// each target; byte_range has its own NEON code on aarch64.
+// each target; byte_range has its own NEON code on aarch64, window_entries its own AVX2 code.
 //
 //   scalar       portable C++ for the architecture's baseline (x86-64, armv8-a)
 //   avx2/avx512  x86-64 with AVX2, BMI1 and BMI2: flag-free shifts (shlx/shrx) in the bit loops
@@ -21,6 +21,8 @@ struct HuffKernels {
   // All lanes while each has room for a whole round; the caller decodes what is left.
   void (*decode_bulk)(DecodeLane* lanes, const DecodeEntry* table);
   ByteRange (*byte_range)(const std::uint8_t* src, std::size_t n);
+  // The decode table's entries from its first codes (huff_tables.hpp).
+  void (*window_entries)(const FirstCode* first, DecodeEntry* table);
 };
 
 // The kernels of `path`; a path this CPU or this build cannot run is an error.

@@ -42,6 +42,8 @@ ByteRange byte_range_neon(const std::uint8_t* src, std::size_t n) {
 
 }  // namespace
 
-HuffKernels neon_huff_kernels() { return {encode_bulk_neon, decode_bulk_neon, byte_range_neon}; }
+// window_entries: the portable loop. NEON has no gather, and the loop's table lookups are what it
+// is made of.
+HuffKernels neon_huff_kernels() { return {encode_bulk_neon, decode_bulk_neon, byte_range_neon, window_entries}; }
 
 }  // namespace wirezip::codecs::huff

@@ -215,7 +215,8 @@ void build_pair_codes(const PairAlphabet& alphabet, std::span<const std::uint32_
   }
 }
 
-void build_decode_table(const PairAlphabet& alphabet, std::span<const std::uint32_t> codes, DecodeEntry* table) {
+void build_decode_table(const PairAlphabet& alphabet, std::span<const std::uint32_t> codes, DecodeEntry* table,
+                        void (*entries)(const FirstCode*, DecodeEntry*)) {
   std::vector<WindowSymbol> symbols;
   for (unsigned k = 0; k < alphabet.pair_count; ++k) {
     const unsigned cell = alphabet.cell_of[k];
@@ -225,7 +226,7 @@ void build_decode_table(const PairAlphabet& alphabet, std::span<const std::uint3
   for (unsigned s = 0; s < 256; ++s)
     if (const std::uint32_t code = codes[alphabet.byte_symbol(static_cast<std::uint8_t>(s))])
       symbols.push_back({code, static_cast<std::uint16_t>(s), 1});
-  build_decode_table(symbols, table);
+  build_decode_table(symbols, table, entries);
 }
 
 }  // namespace wirezip::codecs::huff

@@ -78,7 +78,9 @@ std::optional<PairCode> pair_code_worth_using(std::span<const PairSample> sample
 // The encoder's table: every pair of bytes that have byte codes, as its pair code or its two byte
 // codes. codes: canonical codes of the alphabet.
 void build_pair_codes(const PairAlphabet& alphabet, std::span<const std::uint32_t> codes, PairCodes& pairs);
-// The decoder's window table for a complete code of the alphabet.
-void build_decode_table(const PairAlphabet& alphabet, std::span<const std::uint32_t> codes, DecodeEntry* table);
+// The decoder's window table for a complete code of the alphabet, its entries made by `entries`
+// (a kernel path's window_entries).
+void build_decode_table(const PairAlphabet& alphabet, std::span<const std::uint32_t> codes, DecodeEntry* table,
+                        void (*entries)(const FirstCode*, DecodeEntry*) = window_entries);
 
 }  // namespace wirezip::codecs::huff

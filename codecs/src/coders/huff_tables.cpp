@@ -221,33 +221,42 @@ void build_pair_codes(std::span<const std::uint32_t> codes, PairCodes& pairs) {
 }
 
 // Fills the decode table: for each 11-bit window, the run of whole codes it starts with.
-void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table) {
-  struct First {  // the code a window starts with
-    std::uint16_t bytes;
-    std::uint8_t width, length;
-  };
-  std::array<First, kWindowMask + 1> first{};
+void first_codes(std::span<const WindowSymbol> symbols, FirstCodes& first) {
+  first.fill(0);
   for (const WindowSymbol& s : symbols) {
     const std::uint32_t l = code_length(s.code);
-    const std::uint16_t bytes = s.width == 1 ? s.bytes & 0xff : s.bytes;
+    const std::uint32_t bytes = s.width == 1 ? s.bytes & 0xff : s.bytes;
+    const FirstCode packed = bytes | std::uint32_t{s.width} << 16 | l << 24;
     for (std::uint32_t fill = 0; l && fill < ((kWindowMask + 1) >> l); ++fill)
-      first[code_bits(s.code) | (fill << l)] = {bytes, s.width, static_cast<std::uint8_t>(l)};
+      first[code_bits(s.code) | (fill << l)] = packed;
   }
+}
+
+void window_entries(const FirstCode* first, DecodeEntry* table) {
   for (std::uint32_t window = 0; window <= kWindowMask; ++window) {
     DecodeEntry entry = 0;
     unsigned used = 0, n = 0;
     while (true) {
-      const First next = first[(window >> used) & kWindowMask];
+      const FirstCode next = first[(window >> used) & kWindowMask];
+      const unsigned length = next >> 24, width = (next >> 16) & 0xff;
       // Stop at a code that runs past the bits this window knows, or past four bytes (or at no code:
       // an incomplete code, which callers refuse).
-      if (next.length == 0 || used + next.length > kMaxLength || n + next.width > kMaxBytesPerEntry) break;
-      entry |= static_cast<DecodeEntry>(next.bytes) << (8 * n);
-      n += next.width;
-      used += next.length;
+      if (length == 0 || used + length > kMaxLength || n + width > kMaxBytesPerEntry) break;
+      entry |= static_cast<DecodeEntry>(next & 0xffff) << (8 * n);
+      n += width;
+      used += length;
     }
-    table[window] = entry | (DecodeEntry{first[window].length} << 32) | (DecodeEntry{first[window].width} << 40) |
-                    (DecodeEntry{used} << 48) | (DecodeEntry{n} << 56);
+    table[window] = entry | (DecodeEntry{first[window] >> 24} << 32) |
+                    (DecodeEntry{(first[window] >> 16) & 0xff} << 40) | (DecodeEntry{used} << 48) |
+                    (DecodeEntry{n} << 56);
   }
+}
+
+void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table,
+                        void (*entries)(const FirstCode*, DecodeEntry*)) {
+  FirstCodes first;
+  first_codes(symbols, first);
+  entries(first.data(), table);
 }
 
 bool complete_code(std::span<const std::uint8_t> lengths) {

@@ -91,8 +91,19 @@ struct WindowSymbol {
   std::uint16_t bytes;
   std::uint8_t width;
 };
+// The code each window starts with, packed: bits 0-15 what it decodes to (one byte or two, the
+// first in the low byte), bits 16-23 its width in bytes, bits 24-31 its length in bits (0 where no
+// code starts the window: an incomplete code).
+using FirstCode = std::uint32_t;
+using FirstCodes = std::array<FirstCode, kWindowMask + 1>;
+void first_codes(std::span<const WindowSymbol> symbols, FirstCodes& first);
+// Each window's table entry from the codes that start it: the run of whole codes from its first
+// bit, while they fit its bits and four bytes. The portable loop; HuffKernels::window_entries is
+// the same for a SIMD path.
+void window_entries(const FirstCode* first, DecodeEntry* table);
 // The window table (2^kMaxLength entries) for a complete code of any such alphabet.
-void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table);
+void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table,
+                        void (*entries)(const FirstCode*, DecodeEntry*) = window_entries);
 // Whether these lengths (each <= kMaxLength) form a complete prefix code: Kraft sum exactly 1.
 bool complete_code(std::span<const std::uint8_t> lengths);
 
