@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "codec_test_data.hpp"
 #include "error_of.hpp"
@@ -221,6 +222,10 @@ TEST(Entropy, KnownDistributions) {
   std::vector<std::byte> two(1000);
   for (std::size_t i = 0; i < two.size(); ++i) two[i] = static_cast<std::byte>(i % 2);
   EXPECT_DOUBLE_EQ(order0_entropy_bits(two), 1.0);
+  // Seven bytes, four of one value and three of another: every byte counted, the last three too.
+  const std::vector<std::byte> seven = {std::byte{9}, std::byte{9}, std::byte{9}, std::byte{9},
+                                        std::byte{5}, std::byte{5}, std::byte{5}};
+  EXPECT_NEAR(order0_entropy_bits(seven), -(4.0 / 7 * std::log2(4.0 / 7) + 3.0 / 7 * std::log2(3.0 / 7)), 1e-12);
   EXPECT_GT(order0_entropy_bits(testing::random_bytes(1 << 20, 1)), 7.99);
   EXPECT_TRUE(looks_incompressible(testing::random_bytes(1 << 16, 2)));
   EXPECT_FALSE(looks_incompressible(two));
