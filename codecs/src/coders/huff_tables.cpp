@@ -232,24 +232,38 @@ void first_codes(std::span<const WindowSymbol> symbols, FirstCodes& first) {
   }
 }
 
-void window_entries(const FirstCode* first, DecodeEntry* table) {
-  for (std::uint32_t window = 0; window <= kWindowMask; ++window) {
-    DecodeEntry entry = 0;
-    unsigned used = 0, n = 0;
-    while (true) {
-      const FirstCode next = first[(window >> used) & kWindowMask];
-      const unsigned length = next >> 24, width = (next >> 16) & 0xff;
-      // Stop at a code that runs past the bits this window knows, or past four bytes (or at no code:
-      // an incomplete code, which callers refuse).
-      if (length == 0 || used + length > kMaxLength || n + width > kMaxBytesPerEntry) break;
-      entry |= static_cast<DecodeEntry>(next & 0xffff) << (8 * n);
-      n += width;
-      used += length;
-    }
-    table[window] = entry | (DecodeEntry{first[window] >> 24} << 32) |
-                    (DecodeEntry{(first[window] >> 16) & 0xff} << 40) | (DecodeEntry{used} << 48) |
-                    (DecodeEntry{n} << 56);
+namespace {
+
+// window_entry, its stops kept only where asked for (the portable loop has no use for them).
+template <bool kStops>
+DecodeEntry run_of(const FirstCode* first, std::uint32_t window, std::uint32_t* stops) {
+  DecodeEntry entry = 0;
+  unsigned used = 0, n = 0, codes = 0;
+  std::uint32_t run = kNoStop * 0x01010101u;
+  while (true) {
+    const FirstCode next = first[(window >> used) & kWindowMask];
+    const unsigned length = next >> 24, width = (next >> 16) & 0xff;
+    // Stop at a code that runs past the bits this window knows, or past four bytes (or at no code:
+    // an incomplete code, which callers refuse).
+    if (length == 0 || used + length > kMaxLength || n + width > kMaxBytesPerEntry) break;
+    entry |= static_cast<DecodeEntry>(next & 0xffff) << (8 * n);
+    n += width;
+    used += length;
+    if constexpr (kStops) run = (run & ~(0xffu << (8 * codes))) | (used | n << 4) << (8 * codes), ++codes;
   }
+  if constexpr (kStops) *stops = run;
+  return entry | (DecodeEntry{first[window] >> 24} << 32) | (DecodeEntry{(first[window] >> 16) & 0xff} << 40) |
+         (DecodeEntry{used} << 48) | (DecodeEntry{n} << 56);
+}
+
+}  // namespace
+
+void window_entries(const FirstCode* first, DecodeEntry* table) {
+  for (std::uint32_t window = 0; window <= kWindowMask; ++window) table[window] = run_of<false>(first, window, nullptr);
+}
+
+DecodeEntry window_entry(const FirstCode* first, std::uint32_t window, std::uint32_t* stops) {
+  return stops ? run_of<true>(first, window, stops) : run_of<false>(first, window, nullptr);
 }
 
 void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table,
