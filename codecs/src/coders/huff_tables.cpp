@@ -220,7 +220,7 @@ void build_pair_codes(std::span<const std::uint32_t> codes, PairCodes& pairs) {
   build_pair_codes(PairAlphabet{}, codes, pairs);  // no pairs: each entry is two byte codes
 }
 
-// Fills the decode table: for each 11-bit window, the run of whole codes it starts with.
+// A code of length l starts every window whose low l bits are its bits (LSB-first): 2^(11 - l) of them.
 void first_codes(std::span<const WindowSymbol> symbols, FirstCodes& first) {
   first.fill(0);
   for (const WindowSymbol& s : symbols) {
