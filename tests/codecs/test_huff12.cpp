@@ -121,8 +121,20 @@ TEST(Huff12, AChunkThatSpansTwoScalesIsCodedAsBlocks) {
   EXPECT_LT(coded.size(), halves + halves / 500);
 }
 
+// A damaged huff12 frame of `input` decompresses to an error or to `input` exactly (the frame's
+// checksum tells a wrong restoration from the right one), and nothing is written past the output.
+void expect_rejected_or_exact(Codec& codec, std::span<const std::byte> bad, std::span<const std::byte> input) {
+  std::vector<std::byte> out(input.size() + 16, std::byte{0x5a});
+  try {
+    ASSERT_EQ(codec.decompress(bad, std::span(out).first(input.size())), input.size());
+    EXPECT_TRUE(std::equal(input.begin(), input.end(), out.begin()));
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()), "");
+  }
+  EXPECT_TRUE(std::all_of(out.end() - 16, out.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
+}
+
 TEST(Huff12, CorruptOrTruncatedBlocksAreErrorsOrExact) {
-  // Through the frame, whose checksum tells a wrong restoration from the right one.
   const auto input = two_scales();
   auto codec = make_codec("huff12");
   std::vector<std::byte> frame(codec->max_compressed_size(input.size()));
@@ -130,16 +142,7 @@ TEST(Huff12, CorruptOrTruncatedBlocksAreErrorsOrExact) {
   const std::size_t coded = FrameHeader::header_size(1);
   ASSERT_EQ(static_cast<unsigned>(frame[coded]), 2u);  // blocks
   std::vector<std::byte> out(input.size() + 16);
-  const auto rejected_or_exact = [&](std::span<const std::byte> bad) {
-    std::fill(out.begin(), out.end(), std::byte{0x5a});
-    try {
-      ASSERT_EQ(codec->decompress(bad, std::span(out).first(input.size())), input.size());
-      EXPECT_TRUE(std::equal(input.begin(), input.end(), out.begin()));
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()), "");
-    }
-    EXPECT_TRUE(std::all_of(out.end() - 16, out.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
-  };
+  const auto rejected_or_exact = [&](std::span<const std::byte> bad) { expect_rejected_or_exact(*codec, bad, input); };
   for (std::size_t i = coded; i < coded + 64; ++i) {  // the block count and sizes, the first block's table
     for (std::uint8_t flip : {0x01, 0x10, 0xff}) {
       SCOPED_TRACE(i);
@@ -159,6 +162,34 @@ TEST(Huff12, CorruptOrTruncatedBlocksAreErrorsOrExact) {
   for (std::size_t len = coded; len < frame.size(); len += len < coded + 16 ? 1 : 4099) {
     auto bad = std::vector<std::byte>(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(len));
     rejected_or_exact(bad);
+  }
+}
+
+// Stream sizes moved from one stream to the next, their sum kept: the lanes then start elsewhere in
+// the buffer, and a lane's unchecked rounds must still stay inside what it was given.
+TEST(Huff12, StreamSizesMovedBetweenStreamsAreErrorsOrExact) {
+  const auto input = datasets::load_dataset("synthetic:weights:size=128KiB:seed=5").bytes;  // one block
+  auto codec = make_codec("huff12");
+  std::vector<std::byte> frame(codec->max_compressed_size(input.size()));
+  frame.resize(codec->compress(input, frame));
+  const std::size_t coded = FrameHeader::header_size(1);
+  ASSERT_EQ(static_cast<unsigned>(frame[coded]), 1u);  // one code
+  const std::size_t k = static_cast<unsigned>(frame[coded + 3]) | static_cast<unsigned>(frame[coded + 4]) << 8;
+  const std::size_t sizes = coded + 5 + (k + 2) / 2;  // seven u32: streams 0-6 (7 is the rest)
+  const auto add = [](std::byte* at, std::int64_t delta) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(at[i]) << (8 * i);
+    v = static_cast<std::uint32_t>(v + delta);
+    for (int i = 0; i < 4; ++i) at[i] = static_cast<std::byte>(v >> (8 * i));
+  };
+  for (std::size_t s = 0; s < 7; ++s) {
+    for (std::int64_t delta : {-1000, -7, -1, 1, 7, 1000}) {
+      SCOPED_TRACE(::testing::Message() << "stream " << s << ", " << delta << " bytes");
+      auto bad = frame;
+      add(bad.data() + sizes + 4 * s, delta);
+      if (s + 1 < 7) add(bad.data() + sizes + 4 * (s + 1), -delta);  // stream 7's size is what is left
+      expect_rejected_or_exact(*codec, bad, input);
+    }
   }
 }
 

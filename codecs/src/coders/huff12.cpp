@@ -73,7 +73,7 @@ double estimated_bits(const Counts& counts, std::size_t elements) {
   if (total == 0) return 0;
   for (std::size_t s = first; s <= last; ++s)
     if (counts[s]) bits += counts[s] * std::log2(total / counts[s]);
-  return bits * (static_cast<double>(elements) / total) + 8.0 * (5 + (last - first + 2) / 2 + 12);
+  return bits * (static_cast<double>(elements) / total) + 8.0 * (5 + (last - first + 2) / 2 + 4 * (kStreams - 1));
 }
 
 // Feeds n bytes at p to the frame's checksum, when the caller asked for one.
@@ -370,9 +370,11 @@ void Huff12Coder::decode_streams(std::array<BitReader, kStreams>& readers, const
   while (done < rounds) {
     // As many rounds as every reader can take unchecked, up to the end of this 16 KiB block.
     std::size_t batch = std::min(rounds - done, kBlockRounds - done % kBlockRounds);
+    // A round loads 8 bytes at a lane's place and moves it at most 6 bytes on; `in` may lie up
+    // to 7 bytes past that place (what the reader has buffered), so this count is on the safe side.
     for (const BitReader& reader : readers) {
       const auto left = static_cast<std::size_t>(reader.in_end - reader.in);
-      batch = std::min(batch, left < 8 ? 0 : (left - 8) / 7 + 1);
+      batch = std::min(batch, left < 8 ? 0 : (left - 8) / 6 + 1);
     }
     if (batch == 0) break;  // a stream is near its end: the rest element by element
     decode_rounds(readers, table, nibbles, dst, done, batch);

@@ -87,9 +87,10 @@ constexpr std::uint32_t decode_entry(std::uint32_t symbol, unsigned length) { re
 // (a byte per pair).
 void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t rounds,
                    const std::uint32_t* code_bits, const std::uint8_t* code_lengths, std::uint8_t* nibbles);
-// Rounds [first, first + rounds) into dst, with no checks: the caller has made sure every reader
-// has 8 readable bytes at each refill (a round moves a reader at most 6 bytes on). The readers'
-// streams lie back to back in one buffer, in stream order.
+// Rounds [first, first + rounds) into dst, with no checks: the caller has made sure that every
+// round's 8-byte load at each lane's place lies within that lane's stream (a round moves a lane at
+// most 6 bytes on), so no reader has read past its end. The readers' streams lie back to back in
+// one buffer, in stream order.
 void decode_rounds(std::array<BitReader, kStreams>& readers, const std::uint32_t* table, const std::uint8_t* nibbles,
                    std::uint8_t* dst, std::size_t first, std::size_t rounds);
 

@@ -50,7 +50,8 @@ WZ_V3 void window_entries_v3(const FirstCode* first, DecodeEntry* table) {
     const __m256i f = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(first + w));
     const __m256i l = _mm256_srli_epi32(f, 24), b = _mm256_and_si256(_mm256_srli_epi32(f, 16), byte);
     const __m256i none = _mm256_cmpeq_epi32(l, zero);   // no code starts the window: an empty run
-    const __m256i rest = _mm256_srlv_epi32(window, l);  // below w where a code starts it
+    // Below w where a code starts the window; window 0 where none does (its result is not used).
+    const __m256i rest = _mm256_andnot_si256(none, _mm256_srlv_epi32(window, l));
     const __m256i rest_stops = _mm256_i32gather_epi32(reinterpret_cast<const int*>(stops.data()), rest, 4);
     const __m256i rest_bytes = _mm256_i32gather_epi32(reinterpret_cast<const int*>(bytes.data()), rest, 4);
     // The stops that fit the bits and bytes left; absent ones (kNoStop) never do.

@@ -3,7 +3,7 @@
 //
 //   offset  size  field
 //   0       4     magic "WZF1"
-//   4       1     version (3)
+//   4       1     version (4)
 //   5       1     coder id (what coded planes were coded with; see CoderId, format_ids.hpp)
 //   6       1     element width w (1 = no byte grouping)
 //   7       1     plane layout (see PlaneLayout: 0 byte planes, 1-3 the exponent split)
@@ -13,8 +13,8 @@
 //   then the w planes back to back, the raw ones first (in plane order), then the others (coded
 //   and constant, in plane order), then the n % w tail bytes raw.
 // Raw planes first lets a compressor split a plane it stores raw straight into its place in the
-// frame. The version changes with the bytes any coder writes (version 3: huff blocks in eight
-// streams); frames of versions 1 and 2 are refused with a message that names the version.
+// frame. The version changes with the bytes any coder writes (version 4: huff12 blocks in eight
+// streams); frames of versions 1 to 3 are refused with a message that names the version.
 //
 // With layout 0, plane k holds byte k of each of the n / w whole elements; with layouts 1-3, the
 // planes of the exponent split (exponent_split.hpp) of bf16, fp16 or fp32 elements. A constant
