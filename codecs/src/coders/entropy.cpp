@@ -20,20 +20,9 @@ double information_bits(const Histogram& counts, std::uint64_t total) {
   return bits;
 }
 
-double plane_bits(std::span<const std::byte> plane) {
-  Counts counts{};
-  for (std::byte b : plane) ++counts[static_cast<std::uint8_t>(b)];
-  return information_bits(counts, plane.size());
-}
-
-double bound(std::size_t bytes, double bits) { return bits > 0 ? 8.0 * static_cast<double>(bytes) / bits : INFINITY; }
-
-}  // namespace
-
-double order0_entropy_bits(std::span<const std::byte> bytes) {
-  if (bytes.empty()) return 0;
-  // Four tables, one per byte position mod 4, summed at the end: a plane of few distinct bytes
-  // (exponents) would otherwise increment one counter after another, each waiting on the last.
+// Four tables, one per byte position mod 4, summed at the end: a plane of few distinct bytes
+// (exponents) would otherwise increment one counter after another, each waiting on the last.
+Counts byte_counts(std::span<const std::byte> bytes) {
   std::array<Counts, 4> partial{};
   const std::size_t whole = bytes.size() / 4 * 4;
   for (std::size_t i = 0; i < whole; i += 4)
@@ -41,7 +30,17 @@ double order0_entropy_bits(std::span<const std::byte> bytes) {
   for (std::size_t i = whole; i < bytes.size(); ++i) ++partial[0][static_cast<std::uint8_t>(bytes[i])];
   Counts counts{};
   for (std::size_t s = 0; s < 256; ++s) counts[s] = partial[0][s] + partial[1][s] + partial[2][s] + partial[3][s];
-  return information_bits(counts, bytes.size()) / static_cast<double>(bytes.size());
+  return counts;
+}
+
+double plane_bits(std::span<const std::byte> plane) { return information_bits(byte_counts(plane), plane.size()); }
+
+double bound(std::size_t bytes, double bits) { return bits > 0 ? 8.0 * static_cast<double>(bytes) / bits : INFINITY; }
+
+}  // namespace
+
+double order0_entropy_bits(std::span<const std::byte> bytes) {
+  return bytes.empty() ? 0 : plane_bits(bytes) / static_cast<double>(bytes.size());
 }
 
 double bound_ratio_of_bits(std::uint64_t bytes, double bits) {

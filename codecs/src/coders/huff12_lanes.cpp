@@ -6,22 +6,6 @@
 
 namespace wirezip::codecs::huff12 {
 
-namespace {
-
-// The next code's entry from `bits`, which it shifts past the code (and past an escape's symbol).
-[[gnu::always_inline]] inline std::uint32_t take_entry(std::uint64_t& bits, const std::uint32_t* table) {
-  const std::uint32_t entry = table[bits & kSymbolMask];
-  bits >>= entry & 63;  // the code's length; the escape flag lies above these bits
-  if (entry & kEscapeFlag) [[unlikely]] {
-    const auto symbol = static_cast<std::uint32_t>(bits & kSymbolMask);
-    bits >>= kSymbolBits;
-    return decode_entry(symbol, 0);
-  }
-  return entry;
-}
-
-}  // namespace
-
 // Two lanes at a time keep their state in registers: lanes 0 and 1 over the rounds, then 2 and 3,
 // and so on.
 WZ_HOT_CLONES void encode_rounds(std::array<EncodeLane, kStreams>& lanes, const std::uint8_t* src, std::size_t rounds,

@@ -50,21 +50,25 @@ struct EncodeLane {
 constexpr std::uint32_t kEscapeFlag = 0x80;
 constexpr std::uint32_t decode_entry(std::uint32_t symbol, unsigned length) { return symbol << 19 | length; }
 
-// The next code's entry; an escape is replaced by the entry of the symbol after it. The reader
-// holds >= 24 bits.
-[[gnu::always_inline]] inline std::uint32_t next_entry(std::uint64_t& bits, unsigned& count,
-                                                       const std::uint32_t* table) {
+// The entry of the next code in `bits` (which hold >= 24 bits), shifted past it; an escape is
+// replaced by the entry of the symbol after it, which is taken too. `taken`: the bits taken.
+[[gnu::always_inline]] inline std::uint32_t take_entry(std::uint64_t& bits, const std::uint32_t* table,
+                                                       unsigned& taken) {
   const std::uint32_t entry = table[bits & kSymbolMask];
-  const unsigned length = entry & 0x7f;
-  bits >>= length;
-  count -= length;
+  taken = entry & 63;  // the code's length (<= 12); the escape flag lies above these bits
+  bits >>= taken;
   if (entry & kEscapeFlag) [[unlikely]] {
     const auto symbol = static_cast<std::uint32_t>(bits & kSymbolMask);
     bits >>= kSymbolBits;
-    count -= kSymbolBits;
+    taken += kSymbolBits;
     return decode_entry(symbol, 0);
   }
   return entry;
+}
+// The same for a bit buffer that keeps no count.
+[[gnu::always_inline]] inline std::uint32_t take_entry(std::uint64_t& bits, const std::uint32_t* table) {
+  unsigned taken;
+  return take_entry(bits, table, taken);
 }
 
 // A byte of nibbles as the sign and low mantissa bits of two elements, the first in the low half
@@ -78,7 +82,9 @@ constexpr std::uint32_t decode_entry(std::uint32_t symbol, unsigned length) { re
 [[gnu::always_inline]] inline void decode_one(BitReader& reader, const std::uint32_t* table,
                                               const std::uint8_t* nibbles, std::uint8_t* dst, std::size_t i) {
   reader.refill();
-  const std::uint32_t entry = next_entry(reader.bits, reader.count, table);
+  unsigned taken;
+  const std::uint32_t entry = take_entry(reader.bits, table, taken);
+  reader.count -= taken;
   const std::uint32_t low_bits = pair_low_bits(nibbles[i / 2]) >> (16 * (i % 2));
   store_le(dst + 2 * i, static_cast<std::uint16_t>((entry >> 16) | (low_bits & 0xffff)));
 }

@@ -36,7 +36,7 @@ WZ_V3 ByteRange byte_range_v3(const std::uint8_t* src, std::size_t n) { return b
 WZ_V3 void window_entries_v3(const FirstCode* first, DecodeEntry* table) {
   alignas(32) std::array<std::uint32_t, kWindowMask + 1> stops, bytes;  // each window's run
   for (std::uint32_t w = 0; w < 8; ++w) {
-    table[w] = window_entry(first, w, &stops[w]);
+    table[w] = window_entry(first, w, stops[w]);
     bytes[w] = static_cast<std::uint32_t>(table[w]);
   }
   const __m256i byte = _mm256_set1_epi32(0xff), nibble = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi32(1);

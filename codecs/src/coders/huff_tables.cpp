@@ -262,8 +262,8 @@ void window_entries(const FirstCode* first, DecodeEntry* table) {
   for (std::uint32_t window = 0; window <= kWindowMask; ++window) table[window] = run_of<false>(first, window, nullptr);
 }
 
-DecodeEntry window_entry(const FirstCode* first, std::uint32_t window, std::uint32_t* stops) {
-  return stops ? run_of<true>(first, window, stops) : run_of<false>(first, window, nullptr);
+DecodeEntry window_entry(const FirstCode* first, std::uint32_t window, std::uint32_t& stops) {
+  return run_of<true>(first, window, &stops);
 }
 
 void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table,

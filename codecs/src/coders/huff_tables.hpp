@@ -101,10 +101,9 @@ void first_codes(std::span<const WindowSymbol> symbols, FirstCodes& first);
 // bit, while they fit its bits and four bytes. The portable loop; HuffKernels::window_entries is
 // the same for a SIMD path.
 void window_entries(const FirstCode* first, DecodeEntry* table);
-// One window's entry, and where `stops` is given its run's stops: byte i holds, after the run's
-// code i + 1, the bits taken (low nibble) and the bytes given (high nibble), kNoStop where the run
-// has no code i + 1.
-DecodeEntry window_entry(const FirstCode* first, std::uint32_t window, std::uint32_t* stops = nullptr);
+// One window's entry, and in `stops` its run's stops: byte i holds, after the run's code i + 1, the
+// bits taken (low nibble) and the bytes given (high nibble), kNoStop where the run has no code i + 1.
+DecodeEntry window_entry(const FirstCode* first, std::uint32_t window, std::uint32_t& stops);
 inline constexpr std::uint8_t kNoStop = 0x7f;
 // The window table (2^kMaxLength entries) for a complete code of any such alphabet.
 void build_decode_table(std::span<const WindowSymbol> symbols, DecodeEntry* table,
