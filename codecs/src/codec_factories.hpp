@@ -14,10 +14,6 @@ namespace wirezip::codecs {
 std::unique_ptr<Codec> make_framed_codec(std::string spec, std::size_t width, std::unique_ptr<PlaneCoder> coder,
                                          PlaneLayout layout = PlaneLayout::bytes);
 
-// bytegroup:split=exponent+ans:context=exponent (exponent_context.cpp): the sign/mantissa plane
-// coded with a model per exponent value.
-std::unique_ptr<Codec> make_exponent_context_codec(std::string spec, FloatFormat format);
-
 // c-blosc with its own container format; shuffle is BLOSC_NOSHUFFLE / SHUFFLE / BITSHUFFLE.
 std::unique_ptr<Codec> make_blosc_codec(std::string spec, int shuffle, std::size_t typesize, std::string compressor,
                                         int level);

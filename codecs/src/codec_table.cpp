@@ -76,10 +76,12 @@ void resolve_bytegroup(SpecStage& self, SpecStage*, SpecStage*) {
 
 std::unique_ptr<Codec> make_bytegroup(const std::string& text, const SpecStage& head, const SpecStage* coder) {
   const auto layout = static_cast<PlaneLayout>(head.number("layout"));
+  const auto width = static_cast<std::size_t>(head.number("width"));
   if (coder && !coder->choice("context").empty())
-    return make_exponent_context_codec(text, static_cast<FloatFormat>(static_cast<std::uint8_t>(layout) - 1));
-  return make_framed_codec(text, static_cast<std::size_t>(head.number("width")),
-                           coder ? coder->row->make_coder(*coder) : nullptr, layout);
+    return make_framed_codec(
+        text, width, make_exponent_context_coder(static_cast<FloatFormat>(static_cast<std::uint8_t>(layout) - 1)),
+        layout);
+  return make_framed_codec(text, width, coder ? coder->row->make_coder(*coder) : nullptr, layout);
 }
 
 // ans:context=exponent: the sign/mantissa plane coded given the exponent, after split=exponent.

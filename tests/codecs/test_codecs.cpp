@@ -123,7 +123,7 @@ TEST(Codecs, ExponentContextPlanesAreCodedAndCheckedAgainstCorruption) {
   const FrameHeader header = read_frame_header(frame);
   ASSERT_EQ(header.planes[1].mode, PlaneMode::coded);  // the conditioned plane, not stored raw
   const std::size_t plane1 = header.encoded_size() + header.planes[0].stored_size;
-  ASSERT_EQ(static_cast<std::uint8_t>(frame[plane1]), 3);  // exponent_context.cpp's format
+  ASSERT_EQ(static_cast<std::uint8_t>(frame[plane1]), 3);  // ans_context.cpp's format
   // Another decoder of ans frames refuses the conditioned plane with a message that says why.
   auto plain = make_codec("bytegroup:split=exponent+ans");
   std::vector<std::byte> out(weights.size() + 16, std::byte{0x3c});
@@ -143,6 +143,29 @@ TEST(Codecs, ExponentContextPlanesAreCodedAndCheckedAgainstCorruption) {
     }
     for (std::size_t j = weights.size(); j < out.size(); ++j) ASSERT_EQ(out[j], std::byte{0x3c});
   }
+}
+
+// The conditioned plane is decoded given plane 0 however the frame stores plane 0: here one exponent
+// throughout (a constant plane) and mantissas that favour small values, so only the model pays.
+TEST(Codecs, ExponentContextDecodesGivenAConstantExponentPlane) {
+  std::vector<std::byte> values(64 << 10);
+  std::uint32_t state = 12345;
+  for (std::size_t i = 0; i < values.size(); i += 2) {
+    state = state * 1664525u + 1013904223u;
+    const unsigned mantissa = (state >> 24) & (state >> 16) & 0x7f;  // skewed towards zero bits
+    const unsigned bf16 = (0x3f << 8 | 0x80) | mantissa;             // exponent 127 (1.0 <= x < 2.0)
+    values[i] = static_cast<std::byte>(bf16 & 0xff);
+    values[i + 1] = static_cast<std::byte>(bf16 >> 8);
+  }
+  auto codec = make_codec("bytegroup:split=exponent+ans:context=exponent");
+  std::vector<std::byte> frame(codec->max_compressed_size(values.size()));
+  frame.resize(codec->compress(values, frame));
+  const FrameHeader header = read_frame_header(frame);
+  ASSERT_EQ(header.planes[0].mode, PlaneMode::constant);
+  ASSERT_EQ(header.planes[1].mode, PlaneMode::coded);
+  std::vector<std::byte> out(values.size());
+  ASSERT_EQ(codec->decompress(frame, out), values.size());
+  EXPECT_EQ(out, values);
 }
 
 TEST(Codecs, BadSpecsNameTheValidForms) {

@@ -25,7 +25,7 @@ struct Order0 {
   const EncodeTable& encode(std::size_t) const { return *encode_table; }
   const DecodeEntry* decode(std::size_t) const { return decode_table; }
 };
-enum Format : std::uint8_t { kEmpty = 0, kSingleSymbol = 1, kAns = 2, kExponentContext = 3 };  // 3: exponent_context.cpp
+enum Format : std::uint8_t { kEmpty = 0, kSingleSymbol = 1, kAns = 2, kExponentContext = 3 };  // 3: ans_context.cpp
 
 WZ_ANS_HOT std::array<EncodedStream, kStreams> encode_order0(const std::uint8_t* src, std::size_t n, const EncodeTable& table,
                                                        std::array<std::vector<std::uint8_t>, kStreams>& scratch) {

@@ -1,6 +1,6 @@
 #pragma once
 // Internal: a plane of symbols as four tANS streams (ans_streams.hpp), for any model that says
-// which table codes symbol i: one table (ans.cpp), or one per exponent (exponent_context.cpp).
+// which table codes symbol i: one table (ans.cpp), or one per exponent (ans_context.cpp).
 // Stream s codes symbols [s*q, (s+1)*q), q = n/4; the last takes the rest; in each stream, even
 // positions use state A and odd ones state B. The hot loops take two streams at a time, so their
 // states, bit offsets and pointers stay in registers (perf showed arrays of states spilled to the

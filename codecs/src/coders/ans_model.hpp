@@ -1,5 +1,5 @@
 #pragma once
-// Internal: how ans.cpp and exponent_context.cpp lay out their tables and streams in a plane.
+// Internal: how ans.cpp and ans_context.cpp lay out their tables and streams in a plane.
 //   frequencies: 32-byte bitmap of the symbols that have one | u16 LE frequency of each, in order
 //   streams:     a pad byte per stream | sizes of streams 0-2 (u32 LE) | the streams back to back
 // Readers check every size against the bytes there are and throw wirezip::Error.

@@ -1,5 +1,5 @@
 #pragma once
-// Internal: the bit streams of wirezip's tANS coder (ans.cpp, exponent_context.cpp). Each stream
+// Internal: the bit streams of wirezip's tANS coder (ans.cpp, ans_context.cpp). Each stream
 // codes a run of symbols with two alternating states, so two table lookups are in flight per
 // stream; four streams are coded and decoded interleaved. The encoder runs backwards over the
 // symbols and writes its stream from the end of a buffer towards the start, so the decoder reads

@@ -8,6 +8,7 @@
 
 #include "wirezip/codecs/bytegroup.hpp"
 #include "wirezip/codecs/decoders.hpp"
+#include "wirezip/codecs/exponent_split.hpp"
 #include "wirezip/codecs/format_ids.hpp"
 #include "wirezip/codecs/frame.hpp"
 
@@ -35,6 +36,18 @@ class PlaneCoder {
     decode(src, dst);
     hash.update(dst);
   }
+  // Planes of an exponent split (bit k: plane k) that this coder codes given plane 0, the exponents:
+  // FramedCodec tries to code them whatever its raw-plane probe says, and codes and decodes them
+  // with encode_given and decode_given, plane 0 restored first. By default none.
+  virtual std::uint32_t conditioned_planes() const { return 0; }
+  virtual std::size_t encode_given(std::span<const std::byte> src, std::span<const std::byte> /*exponents*/,
+                                   std::span<std::byte> dst) {
+    return encode(src, dst);
+  }
+  virtual void decode_given(std::span<const std::byte> src, std::span<const std::byte> /*exponents*/,
+                            std::span<std::byte> dst) {
+    decode(src, dst);
+  }
 };
 
 // Planes are plain LZ4 blocks; `decoder` (the seam's lz4 backend) decodes them.
@@ -53,6 +66,9 @@ std::unique_ptr<PlaneCoder> make_huff_coder(SimdPath path = best_simd_path());
 std::unique_ptr<PlaneCoder> make_deflate_coder(std::unique_ptr<StreamDecoder> decoder);
 // wirezip's own order-0 tANS coder (ans.cpp): fractional bits per symbol, near the order-0 bound.
 std::unique_ptr<PlaneCoder> make_ans_coder();
+// ans:context=exponent (ans_context.cpp): order-0 ans planes, and the sign/mantissa plane (plane 1)
+// coded given the exponents of `format`.
+std::unique_ptr<PlaneCoder> make_exponent_context_coder(FloatFormat format);
 // wirezip's Huffman coder of whole bf16 chunks (huff12.cpp): exponent and top 4 mantissa bits as
 // one 12-bit symbol, sign and low mantissa bits stored.
 std::unique_ptr<PlaneCoder> make_huff12_coder();

@@ -106,7 +106,9 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
     // A plane the probe finds near-random is stored raw, and raw planes come first in the frame
     // (frame.hpp), so the split writes it straight into its place; the others go to scratch and
     // are coded after the raw ones.
-    const std::uint32_t raw = incompressible_planes(layout_, src, width_, probe_);
+    // Planes coded given the exponents are tried whatever the probe says: alone they look random.
+    const std::uint32_t conditioned = coder_->conditioned_planes();
+    const std::uint32_t raw = incompressible_planes(layout_, src, width_, probe_) & ~conditioned;
     scratch_.resize(width_ * plane);
     std::array<std::byte*, kMaxElementWidth> planes{};
     for (std::size_t k = 0; k < width_; ++k) {
@@ -125,7 +127,9 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
         out += 1;
         continue;
       }
-      const std::size_t size = coder_->encode({planes[k], plane}, {out, coder_->bound(plane)});
+      const std::span<std::byte> room{out, coder_->bound(plane)};
+      const std::size_t size = conditioned >> k & 1 ? coder_->encode_given({planes[k], plane}, {planes[0], plane}, room)
+                                                    : coder_->encode({planes[k], plane}, room);
       if (size < plane) {
         header.planes[k] = {PlaneMode::coded, static_cast<std::uint32_t>(size)};
         out += size;
@@ -172,7 +176,10 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
       verify_checksum(header, hash_.digest());
       return header.original_size;
     } else if (entry.mode == PlaneMode::coded) {
-      coder_->decode({in, entry.stored_size}, target);
+      if (coder_->conditioned_planes() >> k & 1)
+        coder_->decode_given({in, entry.stored_size}, {planes[0], plane}, target);  // plane 0 is restored
+      else
+        coder_->decode({in, entry.stored_size}, target);
       planes[k] = target.data();
     } else if (entry.mode == PlaneMode::constant) {
       std::fill(target.begin(), target.end(), *in);

@@ -11,17 +11,16 @@
 // one that costs exactly 8 bits, so every element goes through the same branch-free decode step.
 //
 // Plane 1, coded: format byte (3) | table log | u16 LE count k of modelled exponents | k x (exponent,
-// 32 x u16 LE bucket frequencies) | streams (ans_model.hpp). The other planes are stored as by
-// FramedCodec with the ans coder; fp32's planes 2 and 3 are plain mantissa bytes.
+// 32 x u16 LE bucket frequencies) | streams (ans_model.hpp). This is FramedCodec's plane coder for
+// the spec: the frame hands it plane 1 with plane 0 beside it (encode_given, decode_given); the
+// other planes, fp32's plain mantissa bytes among them, are order-0 ans planes.
 #include <algorithm>
 #include <array>
 #include <cstring>
 
-#include "codec_factories.hpp"
 #include "coders/ans_model.hpp"
-#include "frame/fused_passes.hpp"
-#include "planes/plane_layout.hpp"
-#include "wirezip/codecs/entropy.hpp"
+#include "coders/plane_coder.hpp"
+#include "wirezip/codecs/exponent_split.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::codecs {
@@ -48,14 +47,14 @@ struct ByExponent {
   }
 };
 
-WZ_ANS_HOT std::array<EncodedStream, kStreams> encode_by_exponent(const std::uint8_t* plane, std::size_t n,
-                                                            const ByExponent& model,
-                                                            std::array<std::vector<std::uint8_t>, kStreams>& scratch) {
+WZ_ANS_HOT std::array<EncodedStream, kStreams> encode_by_exponent(
+    const std::uint8_t* plane, std::size_t n, const ByExponent& model,
+    std::array<std::vector<std::uint8_t>, kStreams>& scratch) {
   return encode_streams<kRaw>(plane, n, kTableLog, model, scratch);
 }
 
 WZ_ANS_HOT void decode_by_exponent(const std::array<EncodedStream, kStreams>& streams, std::uint8_t* out, std::size_t n,
-                               const ByExponent& model) {
+                                   const ByExponent& model) {
   decode_streams<kRaw>(streams, kTableLog, out, n, model);
 }
 
@@ -65,55 +64,51 @@ Freqs uniform_freqs() {
   return freqs;
 }
 
-class ExponentContextCodec final : public Codec {
+class ExponentContextCoder final : public PlaneCoder {
  public:
-  ExponentContextCodec(std::string spec, FloatFormat format)
-      : spec_(std::move(spec)),
-        format_(format),
-        width_(float_format_width(format)),
-        mask_(format == FloatFormat::fp16 ? 0x1f : 0xff),
-        ans_(make_ans_coder()) {}
+  explicit ExponentContextCoder(FloatFormat format)
+      : mask_(format == FloatFormat::fp16 ? 0x1f : 0xff), ans_(make_ans_coder()) {}
 
-  const std::string& spec() const override { return spec_; }
-  std::size_t element_width() const override { return width_; }
-  std::size_t max_compressed_size(std::size_t n) const override {
-    const std::size_t plane = n / width_;
-    const std::size_t context_bound = kContextHeaderMax + kStreamsHeaderSize + kStreams * stream_bound(plane / 4 + 3);
-    return FrameHeader::header_size(width_) + width_ * std::max({plane, ans_->bound(plane), context_bound}) + n % width_;
+  CoderId id() const override { return CoderId::ans; }
+  std::size_t bound(std::size_t n) const override {
+    return std::max(ans_->bound(n), kContextHeaderMax + kStreamsHeaderSize + kStreams * stream_bound(n / 4 + 3));
   }
-  std::size_t compress(std::span<const std::byte> src, std::span<std::byte> dst) override;
-  std::size_t decompress(std::span<const std::byte> src, std::span<std::byte> dst) override;
+  // Planes without the exponents beside them (the exponent plane itself, fp32's low mantissa
+  // bytes) are plain order-0 ans planes.
+  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    return ans_->encode(src, dst);
+  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override { ans_->decode(src, dst); }
+
+  std::uint32_t conditioned_planes() const override { return 1u << 1; }
+  std::size_t encode_given(std::span<const std::byte> src, std::span<const std::byte> exponents,
+                           std::span<std::byte> dst) override {
+    if (src.size() < 4) return encode(src, dst);
+    return encode_context(reinterpret_cast<const std::uint8_t*>(exponents.data()),
+                          reinterpret_cast<const std::uint8_t*>(src.data()), src.size(),
+                          reinterpret_cast<std::uint8_t*>(dst.data()));
+  }
+  void decode_given(std::span<const std::byte> src, std::span<const std::byte> exponents,
+                    std::span<std::byte> dst) override {
+    if (src.empty() || static_cast<std::uint8_t>(src[0]) != kContextFormat) return decode(src, dst);
+    decode_context(src, reinterpret_cast<const std::uint8_t*>(exponents.data()), dst);
+  }
 
  private:
-  PlaneEntry put_plane(std::span<const std::byte> plane, std::byte* out);
-  // Plane 1 given plane 0; returns the size written at out.
-  std::size_t encode_context(const std::uint8_t* exponents, const std::uint8_t* plane, std::size_t n, std::uint8_t* out);
+  // The plane given the exponents; returns the size written at out.
+  std::size_t encode_context(const std::uint8_t* exponents, const std::uint8_t* plane, std::size_t n,
+                             std::uint8_t* out);
   void decode_context(std::span<const std::byte> coded, const std::uint8_t* exponents, std::span<std::byte> plane);
 
-  std::string spec_;
-  FloatFormat format_;
-  std::size_t width_;
-  std::uint8_t mask_;
+  std::uint8_t mask_;  // the exponent bits of a plane-0 byte (fp16 keeps mantissa bits above them)
   std::unique_ptr<PlaneCoder> ans_;
-  std::vector<std::byte> scratch_;  // split planes (compress) or decoded planes (decompress)
-  std::vector<std::byte> staging_;  // planes in plane order, before they take frame order
-  ChecksumStream hash_;
   std::array<std::vector<std::uint8_t>, kStreams> streams_;
   std::vector<std::array<std::uint32_t, kBuckets>> counts_ = std::vector<std::array<std::uint32_t, kBuckets>>(256);
   std::vector<EncodeTable> encode_tables_;
   std::vector<DecodeEntry> decode_tables_;
 };
 
-PlaneEntry ExponentContextCodec::put_plane(std::span<const std::byte> plane, std::byte* out) {
-  if (!looks_incompressible(plane)) {
-    const std::size_t size = ans_->encode(plane, {out, ans_->bound(plane.size())});
-    if (size < plane.size()) return {PlaneMode::coded, static_cast<std::uint32_t>(size)};
-  }
-  std::copy_n(plane.data(), plane.size(), out);
-  return {PlaneMode::raw, static_cast<std::uint32_t>(plane.size())};
-}
-
-std::size_t ExponentContextCodec::encode_context(const std::uint8_t* exponents, const std::uint8_t* plane,
+std::size_t ExponentContextCoder::encode_context(const std::uint8_t* exponents, const std::uint8_t* plane,
                                                  std::size_t n, std::uint8_t* out) {
   // Bucket counts per exponent from a quarter of the plane (256 of every 1024 elements), as huff
   // samples; small planes are counted whole.
@@ -166,7 +161,7 @@ std::size_t ExponentContextCodec::encode_context(const std::uint8_t* exponents, 
   return static_cast<std::size_t>(write_streams(streams, at) - out);
 }
 
-void ExponentContextCodec::decode_context(std::span<const std::byte> coded, const std::uint8_t* exponents,
+void ExponentContextCoder::decode_context(std::span<const std::byte> coded, const std::uint8_t* exponents,
                                           std::span<std::byte> plane) {
   const auto* in = reinterpret_cast<const std::uint8_t*>(coded.data());
   const std::uint8_t* const end = in + coded.size();
@@ -193,75 +188,10 @@ void ExponentContextCodec::decode_context(std::span<const std::byte> coded, cons
   decode_by_exponent(read_streams(in, end), reinterpret_cast<std::uint8_t*>(plane.data()), plane.size(), model);
 }
 
-std::size_t ExponentContextCodec::compress(std::span<const std::byte> src, std::span<std::byte> dst) {
-  const std::size_t plane = checked_plane_size(spec_, src.size(), dst.size(), max_compressed_size(src.size()), width_);
-  FrameHeader header{.coder = CoderId::ans, .element_width = static_cast<std::uint8_t>(width_),
-                     .layout = exponent_layout(format_), .original_size = src.size()};
-  scratch_.resize(width_ * plane);
-  std::array<std::byte*, 4> planes{};
-  for (std::size_t k = 0; k < width_; ++k) planes[k] = scratch_.data() + k * plane;
-  hash_.reset();
-  split_and_hash(header.layout, src, width_, {planes.data(), width_}, hash_);
-  header.checksum = hash_.digest();
-
-  std::byte* out = dst.data() + header.encoded_size();
-  for (std::size_t k = 0; k < width_; ++k) {
-    if (k == 1 && plane >= 4) {  // conditioned on the exponents of plane 0
-      const std::size_t size = encode_context(reinterpret_cast<const std::uint8_t*>(planes[0]),
-                                              reinterpret_cast<const std::uint8_t*>(planes[1]), plane,
-                                              reinterpret_cast<std::uint8_t*>(out));
-      header.planes[1] = size < plane ? PlaneEntry{PlaneMode::coded, static_cast<std::uint32_t>(size)}
-                                      : PlaneEntry{PlaneMode::raw, static_cast<std::uint32_t>(plane)};
-      if (size >= plane) std::copy_n(planes[1], plane, out);
-    } else {
-      header.planes[k] = put_plane({planes[k], plane}, out);
-    }
-    out += header.planes[k].stored_size;
-  }
-  // Planes were written in plane order; the frame keeps raw planes first (frame.hpp).
-  std::byte* const body = dst.data() + header.encoded_size();
-  staging_.assign(body, out);
-  const auto offsets = plane_offsets(header);
-  std::size_t at = 0;
-  for (std::size_t k = 0; k < width_; ++k) {
-    std::copy_n(staging_.data() + at, header.planes[k].stored_size, dst.data() + offsets[k]);
-    at += header.planes[k].stored_size;
-  }
-  return finish_frame(header, src, out, dst);
-}
-
-std::size_t ExponentContextCodec::decompress(std::span<const std::byte> src, std::span<std::byte> dst) {
-  const FrameHeader header = read_frame_header(src);
-  if (header.coder != CoderId::ans || header.element_width != width_ || header.layout != exponent_layout(format_))
-    fail("{}: frame was written by another codec (coder {}, width {}, layout {})", spec_,
-         static_cast<int>(header.coder), header.element_width, layout_name(header.layout));
-  if (header.original_size > dst.size())
-    fail("{}: frame holds {} bytes, output has room for {}", spec_, header.original_size, dst.size());
-  const std::size_t plane = header.plane_size();
-  scratch_.resize(width_ * plane);
-  std::array<const std::byte*, 4> planes{};
-  const auto offsets = plane_offsets(header);
-  for (std::size_t k = 0; k < width_; ++k) {
-    const PlaneEntry& entry = header.planes[k];
-    const std::byte* in = src.data() + offsets[k];
-    std::span<const std::byte> stored(in, entry.stored_size);
-    std::span<std::byte> target = std::span(scratch_).subspan(k * plane, plane);
-    planes[k] = entry.mode == PlaneMode::raw ? in : target.data();
-    if (entry.mode == PlaneMode::coded && k == 1 && !stored.empty() &&
-        static_cast<std::uint8_t>(stored[0]) == kContextFormat)
-      decode_context(stored, reinterpret_cast<const std::uint8_t*>(planes[0]), target);
-    else if (entry.mode == PlaneMode::coded)
-      ans_->decode(stored, target);
-    else if (entry.mode == PlaneMode::constant)  // one byte, every element's (read_frame_header checked it)
-      std::fill(target.begin(), target.end(), stored[0]);
-  }
-  return restore_and_verify(header, {planes.data(), width_}, src, dst, hash_);
-}
-
 }  // namespace
 
-std::unique_ptr<Codec> make_exponent_context_codec(std::string spec, FloatFormat format) {
-  return std::make_unique<ExponentContextCodec>(std::move(spec), format);
+std::unique_ptr<PlaneCoder> make_exponent_context_coder(FloatFormat format) {
+  return std::make_unique<ExponentContextCoder>(format);
 }
 
 }  // namespace wirezip::codecs
