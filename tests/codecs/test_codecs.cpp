@@ -133,6 +133,15 @@ TEST(Codecs, ExponentContextPlanesAreCodedAndCheckedAgainstCorruption) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("context=exponent"), std::string::npos) << e.what();
   }
+  // Only plane 1 may be in the conditioned format: plane 0 claiming it is refused, saying so.
+  auto claimed = frame;
+  claimed[header.encoded_size()] = std::byte{3};
+  try {
+    codec->decompress(claimed, std::span(out).first(weights.size()));
+    ADD_FAILURE() << "plane 0 in the conditioned format was decoded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("only plane 1"), std::string::npos) << e.what();
+  }
   for (std::size_t i = plane1; i < frame.size(); i += 7) {  // tables and streams
     auto corrupt = frame;
     corrupt[i] ^= std::byte{static_cast<unsigned char>(1u << (i % 8))};

@@ -32,7 +32,7 @@ constexpr std::uint8_t kContextFormat = 3;  // ans.cpp's formats are 0-2
 constexpr unsigned kTableLog = 10, kBuckets = 32, kRaw = 3;
 constexpr std::size_t kTableSize = std::size_t{1} << kTableLog;
 constexpr std::size_t kMaxContexts = 64;  // tables beyond the most frequent exponents gain nothing
-constexpr std::size_t kContextHeaderMax = 4 + 256 * (1 + 2 * kBuckets);
+constexpr std::size_t kContextHeaderMax = 4 + kMaxContexts * (1 + 2 * kBuckets);
 
 // Symbol i is coded with the table of its exponent (index 0: the uniform table).
 struct ByExponent {
@@ -78,7 +78,11 @@ class ExponentContextCoder final : public PlaneCoder {
   std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
     return ans_->encode(src, dst);
   }
-  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override { ans_->decode(src, dst); }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override {
+    if (!src.empty() && static_cast<std::uint8_t>(src[0]) == kContextFormat)
+      fail("corrupt frame: only plane 1 may be coded given the exponents");
+    ans_->decode(src, dst);
+  }
 
   std::uint32_t conditioned_planes() const override { return 1u << 1; }
   std::size_t encode_given(std::span<const std::byte> src, std::span<const std::byte> exponents,

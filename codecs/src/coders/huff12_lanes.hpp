@@ -45,7 +45,7 @@ struct EncodeLane {
   }
 };
 
-// A decode table entry (one per 12-bit window): the code's length in bits 0-6, bit 7 set for the
+// A decode table entry (one per 12-bit window): the code's length in bits 0-5, bit 7 set for the
 // escape, and the element's bits 3-14 (the symbol in place) in bits 19-30.
 constexpr std::uint32_t kEscapeFlag = 0x80;
 constexpr std::uint32_t decode_entry(std::uint32_t symbol, unsigned length) { return symbol << 19 | length; }

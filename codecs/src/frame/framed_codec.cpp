@@ -121,7 +121,7 @@ std::size_t FramedCodec::compress(std::span<const std::byte> src, std::span<std:
     header.checksum = split_hashed(src, {planes.data(), width_});
     for (std::size_t k = 0; k < width_; ++k) {
       if (raw >> k & 1) continue;
-      if (is_constant({planes[k], plane})) {  // one byte, as put_plane stores it
+      if (is_constant({planes[k], plane})) {  // one byte whatever the coder (frame.hpp)
         *out = planes[k][0];
         header.planes[k] = {PlaneMode::constant, 1};
         out += 1;
