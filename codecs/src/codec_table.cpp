@@ -76,12 +76,12 @@ void resolve_bytegroup(SpecStage& self, SpecStage*, SpecStage*) {
 
 std::unique_ptr<Codec> make_bytegroup(const std::string& text, const SpecStage& head, const SpecStage* coder) {
   const auto layout = static_cast<PlaneLayout>(head.number("layout"));
-  const auto width = static_cast<std::size_t>(head.number("width"));
+  std::unique_ptr<PlaneCoder> plane_coder;
   if (coder && !coder->choice("context").empty())
-    return make_framed_codec(
-        text, width, make_exponent_context_coder(static_cast<FloatFormat>(static_cast<std::uint8_t>(layout) - 1)),
-        layout);
-  return make_framed_codec(text, width, coder ? coder->row->make_coder(*coder) : nullptr, layout);
+    plane_coder = make_exponent_context_coder(exponent_format(layout));
+  else if (coder)
+    plane_coder = coder->row->make_coder(*coder);
+  return make_framed_codec(text, static_cast<std::size_t>(head.number("width")), std::move(plane_coder), layout);
 }
 
 // ans:context=exponent: the sign/mantissa plane coded given the exponent, after split=exponent.

@@ -8,7 +8,7 @@ namespace wirezip::codecs {
 namespace {
 
 FloatFormat format_of(PlaneLayout layout, std::size_t width) {
-  const auto format = static_cast<FloatFormat>(static_cast<std::uint8_t>(layout) - 1);
+  const FloatFormat format = exponent_format(layout);
   if (float_format_width(format) != width)
     fail("plane layout {} needs element width {}, not {}", layout_name(layout), float_format_width(format), width);
   return format;
@@ -18,6 +18,10 @@ FloatFormat format_of(PlaneLayout layout, std::size_t width) {
 
 PlaneLayout exponent_layout(FloatFormat format) {
   return static_cast<PlaneLayout>(static_cast<std::uint8_t>(format) + 1);
+}
+
+FloatFormat exponent_format(PlaneLayout layout) {
+  return static_cast<FloatFormat>(static_cast<std::uint8_t>(layout) - 1);
 }
 
 std::string_view layout_name(PlaneLayout layout) {

@@ -10,6 +10,8 @@
 namespace wirezip::codecs {
 
 PlaneLayout exponent_layout(FloatFormat format);
+// The float format of an exponent layout (the inverse of exponent_layout; not for PlaneLayout::bytes).
+FloatFormat exponent_format(PlaneLayout layout);
 std::string_view layout_name(PlaneLayout layout);
 
 // split_planes / split_exponent by layout; `width` must be the layout's width for exponent layouts.
