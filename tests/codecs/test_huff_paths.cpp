@@ -39,7 +39,8 @@ std::vector<testing::Input> plane_kinds(std::size_t n) {
     two[i] = static_cast<std::byte>(rng() % 2 ? 0x3f : 0xbf);
   }
   // Sorted, the first stream holds the shortest codes and the last the longest: the lanes' streams
-  // differ several-fold in length, so the lanes leave the four-lane batches far apart.
+  // differ several-fold in length, so the lanes finish one by one and the batches go on with 7, 6,
+  // ... 1 lanes.
   Bytes sorted = geometric;
   std::sort(sorted.begin(), sorted.end());
   // Two tensors' exponents back to back: each half its own code (blocks, in planes long enough).

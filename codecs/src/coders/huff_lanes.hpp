@@ -116,49 +116,50 @@ struct DecodeLane : BitReader {
   }
 };
 
-// f(0), f(1), ..., f(kStreams - 1), unrolled: each lane's state in an array indexed only by
-// constants, which the compiler keeps as separate values (in registers where they fit).
+// f(0), f(1), ..., f(K - 1), unrolled: each lane's state in an array indexed only by constants,
+// which the compiler keeps as separate values (in registers where they fit).
 template <typename F, std::size_t... Lane>
 WZ_INLINE void for_each_lane(F&& f, std::index_sequence<Lane...>) {
   (f(Lane), ...);
 }
-template <typename F>
+template <std::size_t K = kStreams, typename F>
 WZ_INLINE void for_each_lane(F&& f) {
-  for_each_lane(f, std::make_index_sequence<kStreams>{});
+  for_each_lane(f, std::make_index_sequence<K>{});
 }
 
-// Batches of rounds for all lanes together. A lane's place in its stream is one bit offset from
+// Batches of rounds for K lanes together. A lane's place in its stream is one bit offset from
 // `base`, the start of the buffer all the streams lie in: each round loads 8 bytes there afresh, so
 // no bit buffer or count is carried from round to round. Each window waits on the one before it in
 // its lane (its table entry says how far to shift), so the lanes are what overlaps: eight chains
 // keep a core busier than four, even where some lanes' offsets spill to the stack.
 // The caller has checked that each lane has room for `rounds` rounds, input and output.
-WZ_INLINE void decode_rounds(const std::uint8_t* base, DecodeLane* lanes, std::size_t rounds,
+template <std::size_t K>
+WZ_INLINE void decode_rounds(const std::uint8_t* base, DecodeLane* const* lanes, std::size_t rounds,
                              const DecodeEntry* table) {
   struct Hot {
     std::size_t at;  // bits of the buffer at `base` already taken
     std::uint8_t* out;
   };
-  std::array<Hot, kStreams> hot;
-  for_each_lane([&](std::size_t s) { hot[s] = {lanes[s].bits_taken_since(base), lanes[s].out}; });
+  std::array<Hot, K> hot;
+  for_each_lane<K>([&](std::size_t s) { hot[s] = {lanes[s]->bits_taken_since(base), lanes[s]->out}; });
   for (std::size_t r = 0; r < rounds; ++r) {
     // Five windows of <= 11 bits from one load: it leaves at least 57 bits past the offset's bit.
     // Bit 63 is a marker: the windows read bits 0-54 only, and after the round its place tells how
     // many bits were taken (the count of leading zeros), so no per-window count is kept.
-    std::array<std::uint64_t, kStreams> bits;
-    for_each_lane([&](std::size_t s) {
+    std::array<std::uint64_t, K> bits;
+    for_each_lane<K>([&](std::size_t s) {
       bits[s] = (load64(base + (hot[s].at >> 3)) >> (hot[s].at & 7)) | (std::uint64_t{1} << 63);
     });
     for (int w = 0; w < 5; ++w)
-      for_each_lane([&](std::size_t s) {
+      for_each_lane<K>([&](std::size_t s) {
         const DecodeEntry e = table[bits[s] & kWindowMask];
         hot[s].out = put_symbols(hot[s].out, e);
         bits[s] >>= (e >> 48) & 63;  // the total bits: byte 6 (byte 7 is a multiple of 64 after this shift)
       });
-    for_each_lane([&](std::size_t s) { hot[s].at += std::countl_zero(bits[s]); });
+    for_each_lane<K>([&](std::size_t s) { hot[s].at += std::countl_zero(bits[s]); });
   }
-  for_each_lane([&](std::size_t s) {
-    DecodeLane& l = lanes[s];
+  for_each_lane<K>([&](std::size_t s) {
+    DecodeLane& l = *lanes[s];
     l.in = base + (hot[s].at >> 3), l.bits = 0, l.count = 0;
     l.refill();
     l.take(hot[s].at & 7);
@@ -166,27 +167,48 @@ WZ_INLINE void decode_rounds(const std::uint8_t* base, DecodeLane* lanes, std::s
   });
 }
 
-// The bulk of decoding: all lanes advance together in batches of rounds that no lane's input
-// or output can overrun (a round takes <= 55 bits, reads 8 bytes where it starts and writes <= 20).
+// The rounds a lane surely has room for, input and output (a round takes <= 55 bits, reads 8
+// bytes where it starts and writes <= 20).
+WZ_INLINE std::size_t rounds_left(const DecodeLane& l, const std::uint8_t* base) {
+  constexpr std::size_t kRoundBits = 5 * kMaxLength, kRoundOut = 5 * kMaxBytesPerEntry;
+  const std::size_t at = l.bits_taken_since(base);
+  // The last round may start at bit `last_load`: 8 bytes from there end at the stream's end.
+  const std::ptrdiff_t room = l.in_end - base - 8;
+  const std::size_t last_load = room >= 0 ? 8 * static_cast<std::size_t>(room) : 0;
+  const std::size_t by_in = room >= 0 && last_load >= at ? (last_load - at) / kRoundBits + 1 : 0;
+  return std::min(by_in, static_cast<std::size_t>(l.out_end - l.out) / kRoundOut);
+}
+
+// The bulk of decoding: lanes advance together in batches of rounds that none of them can overrun.
 // The lanes' streams lie in one buffer in lane order, so lane 0's start is every lane's base.
+// Lanes finish unevenly where the statistics shift along a block (a stream of short codes holds
+// fewer bits), so when some are done the rest go on together: a lane decoding alone is one chain
+// of dependent lookups, several overlap theirs.
 WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {
-  constexpr std::size_t kRoundBits = 5 * kMaxLength, kRoundOut = 5 * kMaxBytesPerEntry, kFewest = 8;
+  constexpr std::size_t kFewest = 8;
   const std::uint8_t* base = lanes[0].start;
   while (true) {
-    std::size_t rounds = SIZE_MAX;
-    for (std::size_t s = 0; s < kStreams; ++s) {
-      const DecodeLane& l = lanes[s];
-      const std::size_t at = l.bits_taken_since(base);
-      // The last round may start at bit `last_load`: 8 bytes from there end at the stream's end.
-      const std::ptrdiff_t room = l.in_end - base - 8;
-      const std::size_t last_load = room >= 0 ? 8 * static_cast<std::size_t>(room) : 0;
-      const std::size_t by_in = room >= 0 && last_load >= at ? (last_load - at) / kRoundBits + 1 : 0;
-      rounds = std::min({rounds, by_in, static_cast<std::size_t>(l.out_end - l.out) / kRoundOut});
+    std::array<std::size_t, kStreams> left;
+    std::array<DecodeLane*, kStreams> order;
+    for (std::size_t s = 0; s < kStreams; ++s) left[s] = rounds_left(lanes[s], base), order[s] = &lanes[s];
+    std::sort(order.begin(), order.end(), [&](const DecodeLane* a, const DecodeLane* b) {
+      return left[static_cast<std::size_t>(a - lanes)] > left[static_cast<std::size_t>(b - lanes)];
+    });
+    std::size_t active = 0;  // lanes with kFewest rounds left or more; the first `active` of order
+    while (active < kStreams && left[static_cast<std::size_t>(order[active] - lanes)] >= kFewest) ++active;
+    if (active == 0) break;
+    const std::size_t rounds = left[static_cast<std::size_t>(order[active - 1] - lanes)];
+    switch (active) {  // a batch for the lanes in hand
+      case 8: decode_rounds<8>(base, order.data(), rounds, table); break;
+      case 7: decode_rounds<7>(base, order.data(), rounds, table); break;
+      case 6: decode_rounds<6>(base, order.data(), rounds, table); break;
+      case 5: decode_rounds<5>(base, order.data(), rounds, table); break;
+      case 4: decode_rounds<4>(base, order.data(), rounds, table); break;
+      case 3: decode_rounds<3>(base, order.data(), rounds, table); break;
+      case 2: decode_rounds<2>(base, order.data(), rounds, table); break;
+      default: decode_rounds<1>(base, order.data(), rounds, table); break;
     }
-    if (rounds < kFewest) break;
-    decode_rounds(base, lanes, rounds, table);
   }
-  // Lanes finish unevenly (a run of short codes decodes faster): the rest go on one at a time.
   for (std::size_t s = 0; s < kStreams; ++s) {
     DecodeLane lane = lanes[s];
     while (lane.bulk_ready()) lane.bulk_round(table);

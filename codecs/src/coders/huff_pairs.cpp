@@ -23,27 +23,34 @@ Grid rank_grid(std::span<const PairSample> samples, const std::array<std::uint8_
 }  // namespace
 
 void PairSampler::sample(const std::uint8_t* src, std::size_t n, bool exact, PairSample& out) {
-  counts_.resize(1u << 16);
+  // Two tables, for the pairs at even and odd places: a run of one pair would otherwise chain every
+  // count on the one before it (a store, then a load of the same place).
+  counts_.resize(2u << 16);
   seen_.clear();
   out.bytes.fill(0);
   out.pairs.clear();
+  auto count = [&](std::uint32_t at) {
+    if (counts_[at]++ == 0) seen_.push_back(at);
+  };
   const std::size_t piece = exact ? n : kSamplePiece, every = exact ? n : kSampleEvery;
   for (std::size_t start = 0; start < n; start += every) {
     const std::size_t end = std::min(n, start + piece);
     std::size_t i = start;
-    for (; i + 1 < end; i += 2) {
-      const std::uint16_t pair = load_le<std::uint16_t>(src + i);
-      if (counts_[pair]++ == 0) seen_.push_back(pair);
+    for (; i + 3 < end; i += 4) {
+      count(load_le<std::uint16_t>(src + i));
+      count(load_le<std::uint16_t>(src + i + 2) | 1u << 16);
     }
+    if (i + 1 < end) count(load_le<std::uint16_t>(src + i)), i += 2;
     if (i < end) ++out.bytes[src[i]];  // a piece of odd length: its last byte
   }
-  // Each pair seen once, in the order first seen; its counter back to zero.
-  for (std::uint16_t pair : seen_) {
-    const std::uint32_t count = counts_[pair];
-    counts_[pair] = 0;
-    out.bytes[pair & 0xff] += count;
-    out.bytes[pair >> 8] += count;
-    out.pairs.emplace_back(pair, count);
+  // Each pair seen, in the order first seen (once per table); its counter back to zero.
+  for (std::uint32_t at : seen_) {
+    const std::uint32_t c = counts_[at];
+    const auto pair = static_cast<std::uint16_t>(at);
+    counts_[at] = 0;
+    out.bytes[pair & 0xff] += c;
+    out.bytes[pair >> 8] += c;
+    out.pairs.emplace_back(pair, c);
   }
 }
 

@@ -53,14 +53,14 @@ struct PairSample {
   Counts bytes{};
   std::vector<std::pair<std::uint16_t, std::uint32_t>> pairs;  // pair (first byte low), count
 };
-// Takes PairSamples with one table of 2^16 counts, zero between calls.
+// Takes PairSamples with two tables of 2^16 counts, zero between calls.
 class PairSampler {
  public:
   void sample(const std::uint8_t* src, std::size_t n, bool exact, PairSample& out);
 
  private:
   std::vector<std::uint32_t> counts_;
-  std::vector<std::uint16_t> seen_;
+  std::vector<std::uint32_t> seen_;
 };
 
 // A pair code for a block: its alphabet, the lengths of its symbols, and its `chosen` bits.
