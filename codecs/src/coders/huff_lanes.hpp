@@ -122,7 +122,7 @@ template <typename F, std::size_t... Lane>
 WZ_INLINE void for_each_lane(F&& f, std::index_sequence<Lane...>) {
   (f(Lane), ...);
 }
-template <std::size_t K = kStreams, typename F>
+template <std::size_t K, typename F>
 WZ_INLINE void for_each_lane(F&& f) {
   for_each_lane(f, std::make_index_sequence<K>{});
 }
@@ -182,33 +182,36 @@ WZ_INLINE std::size_t rounds_left(const DecodeLane& l, const std::uint8_t* base)
 // The bulk of decoding: lanes advance together in batches of rounds that none of them can overrun.
 // The lanes' streams lie in one buffer in lane order, so lane 0's start is every lane's base.
 // Lanes finish unevenly where the statistics shift along a block (a stream of short codes holds
-// fewer bits), so when some are done the rest go on together: a lane decoding alone is one chain
-// of dependent lookups, several overlap theirs.
+// fewer bits), so once some have fewer than kFewest rounds left the others go on together: a lane
+// decoding alone is one chain of dependent lookups, several overlap theirs. Each batch takes at
+// least kFewest rounds and no lane's rounds left ever grow, so the loop ends.
 WZ_INLINE void decode_bulk_body(DecodeLane* lanes, const DecodeEntry* table) {
+  static_assert(kStreams == 8, "one batch size per lane count below");
   constexpr std::size_t kFewest = 8;
   const std::uint8_t* base = lanes[0].start;
   while (true) {
-    std::array<std::size_t, kStreams> left;
-    std::array<DecodeLane*, kStreams> order;
-    for (std::size_t s = 0; s < kStreams; ++s) left[s] = rounds_left(lanes[s], base), order[s] = &lanes[s];
-    std::sort(order.begin(), order.end(), [&](const DecodeLane* a, const DecodeLane* b) {
-      return left[static_cast<std::size_t>(a - lanes)] > left[static_cast<std::size_t>(b - lanes)];
-    });
-    std::size_t active = 0;  // lanes with kFewest rounds left or more; the first `active` of order
-    while (active < kStreams && left[static_cast<std::size_t>(order[active] - lanes)] >= kFewest) ++active;
-    if (active == 0) break;
-    const std::size_t rounds = left[static_cast<std::size_t>(order[active - 1] - lanes)];
-    switch (active) {  // a batch for the lanes in hand
-      case 8: decode_rounds<8>(base, order.data(), rounds, table); break;
-      case 7: decode_rounds<7>(base, order.data(), rounds, table); break;
-      case 6: decode_rounds<6>(base, order.data(), rounds, table); break;
-      case 5: decode_rounds<5>(base, order.data(), rounds, table); break;
-      case 4: decode_rounds<4>(base, order.data(), rounds, table); break;
-      case 3: decode_rounds<3>(base, order.data(), rounds, table); break;
-      case 2: decode_rounds<2>(base, order.data(), rounds, table); break;
-      default: decode_rounds<1>(base, order.data(), rounds, table); break;
+    std::array<DecodeLane*, kStreams> batch;
+    std::size_t active = 0, rounds = SIZE_MAX;
+    for (std::size_t s = 0; s < kStreams; ++s) {
+      const std::size_t left = rounds_left(lanes[s], base);
+      if (left < kFewest) continue;
+      batch[active++] = &lanes[s];
+      rounds = std::min(rounds, left);
     }
+    switch (active) {
+      case 8: decode_rounds<8>(base, batch.data(), rounds, table); break;
+      case 7: decode_rounds<7>(base, batch.data(), rounds, table); break;
+      case 6: decode_rounds<6>(base, batch.data(), rounds, table); break;
+      case 5: decode_rounds<5>(base, batch.data(), rounds, table); break;
+      case 4: decode_rounds<4>(base, batch.data(), rounds, table); break;
+      case 3: decode_rounds<3>(base, batch.data(), rounds, table); break;
+      case 2: decode_rounds<2>(base, batch.data(), rounds, table); break;
+      case 1: decode_rounds<1>(base, batch.data(), rounds, table); break;
+      default: break;
+    }
+    if (active == 0) break;
   }
+  // Each lane's last rounds (fewer than kFewest), alone.
   for (std::size_t s = 0; s < kStreams; ++s) {
     DecodeLane lane = lanes[s];
     while (lane.bulk_ready()) lane.bulk_round(table);

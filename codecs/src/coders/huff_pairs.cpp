@@ -23,8 +23,8 @@ Grid rank_grid(std::span<const PairSample> samples, const std::array<std::uint8_
 }  // namespace
 
 void PairSampler::sample(const std::uint8_t* src, std::size_t n, bool exact, PairSample& out) {
-  // Two tables, for the pairs at even and odd places: a run of one pair would otherwise chain every
-  // count on the one before it (a store, then a load of the same place).
+  // Two tables, for alternate pairs: a run of one pair would otherwise chain every count on the one
+  // before it (a store, then a load of the same place).
   counts_.resize(2u << 16);
   seen_.clear();
   out.bytes.fill(0);

@@ -48,7 +48,8 @@ constexpr std::size_t chosen_bytes(std::size_t m) { return (m * m + 7) / 8; }
 
 // A sample of part of a plane (the pieces huff_tables.hpp's sample_counts takes): its byte counts,
 // the same as sample_counts', and how often each pair of bytes occurs in it (pairs from each
-// piece's start).
+// piece's start). A pair value may be listed twice (counted at alternate pairs in two tables):
+// its counts add.
 struct PairSample {
   Counts bytes{};
   std::vector<std::pair<std::uint16_t, std::uint32_t>> pairs;  // pair (first byte low), count
