@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coders/huff_kernels.hpp"
+#include "coders/huff_pairs.hpp"
 #include "coders/huff_tables.hpp"
 
 namespace wirezip::codecs::huff {
@@ -19,16 +20,14 @@ constexpr std::uint8_t kGuardByte = 0xa5;
 // A complete code of 12 byte symbols: symbol s has length s + 1 for s < 10, symbols 10 and 11
 // length 11, so a lane of symbol 0 takes 1 bit per symbol and one of the rarest 11.
 struct GeometricCode {
-  std::array<std::uint32_t, 256> codes{};
+  Codes codes{};
   std::array<DecodeEntry, kWindowMask + 1> table{};
 
   explicit GeometricCode(const HuffKernels& kernels) {
-    std::vector<std::uint8_t> lengths(256, 0);
+    Lengths lengths{};
     for (unsigned s = 0; s < 12; ++s) lengths[s] = static_cast<std::uint8_t>(s < 10 ? s + 1 : 11);
     canonical_codes(lengths, codes);
-    std::vector<WindowSymbol> symbols;
-    for (unsigned s = 0; s < 12; ++s) symbols.push_back({codes[s], static_cast<std::uint16_t>(s), 1});
-    build_decode_table(symbols, table.data(), kernels.window_entries);
+    build_decode_table(PairAlphabet{}, codes, table.data(), kernels.window_entries);  // a byte code: no pairs
   }
 };
 
