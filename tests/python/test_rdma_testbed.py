@@ -88,6 +88,28 @@ class StopsQemu(unittest.TestCase):
     def test_term_stops_qemu(self):
         self.check_signal_stops_qemu(signal.SIGTERM, 143, group=False)
 
+    def test_term_at_any_moment_of_the_start_leaves_no_qemu(self):
+        """Before the guest is forked, between its fork and the script reading its pid, or after:
+        the script ends and no qemu outlives it (the forked child is found in the script's job
+        table, not only by a pid it may not have read yet)."""
+        for delay in (0.0, 0.02, 0.05, 0.1, 0.2, 0.4):
+            with self.subTest(delay=delay):
+                if os.path.exists(self.pid_file):
+                    os.unlink(self.pid_file)
+                testbed = subprocess.Popen([TESTBED, "--no-install", "--timeout=120", f"--kernel={RELEASE}", "--", "true"],
+                                           env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                           start_new_session=True)
+                self.addCleanup(lambda t=testbed: t.poll() is None and t.kill())
+                time.sleep(delay)
+                testbed.send_signal(signal.SIGTERM)
+                _, stderr = testbed.communicate(timeout=60)
+                self.assertIn(testbed.returncode, (143, -signal.SIGTERM), stderr)  # killed before its traps were set
+                time.sleep(0.5)  # a guest left behind would have written its pid by now
+                if os.path.exists(self.pid_file) and os.path.getsize(self.pid_file) > 0:
+                    pid = self.qemu_pid()
+                    self.addCleanup(lambda p=pid: running(p) and os.kill(p, signal.SIGKILL))
+                    self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
+
     def test_ctrl_c_stops_qemu(self):
         self.check_signal_stops_qemu(signal.SIGINT, 130, group=True)
 
@@ -167,6 +189,22 @@ class TwoHosts(unittest.TestCase):
         self.assertIn("both guests stopped", stderr)
         for pid in pids:
             self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
+
+    def test_term_at_any_moment_of_the_start_leaves_no_guest(self):
+        """As StopsQemu's: whenever TERM comes while the two guests start, none outlives the script."""
+        for delay in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5):
+            with self.subTest(delay=delay):
+                if os.path.exists(self.pid_file):
+                    os.unlink(self.pid_file)
+                testbed = self.start()
+                time.sleep(delay)
+                testbed.send_signal(signal.SIGTERM)
+                _, stderr = testbed.communicate(timeout=60)
+                self.assertIn(testbed.returncode, (143, -signal.SIGTERM), stderr)  # killed before its traps were set
+                time.sleep(0.5)  # a guest left behind would have written its pid by now
+                for pid in self.read_pids():
+                    self.addCleanup(lambda p=pid: running(p) and os.kill(p, signal.SIGKILL))
+                    self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
 
     def test_a_guest_whose_setup_fails_is_named_and_both_are_stopped(self):
         self.env["FAKE_FAIL_ROLE"] = "b"
