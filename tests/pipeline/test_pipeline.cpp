@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "../../pipeline/src/process_stats.hpp"
 #include "../../pipeline/src/wire.hpp"
 #include "wirezip/datasets/dataset.hpp"
 #include "wirezip/pipeline/pipeline.hpp"
@@ -43,6 +44,8 @@ void expect_delivered(rdma::TransportKind kind, const Config& config) {
   rdma::LinkPair link = make_link(kind, config, data);
   ServeThread receiver(*link.first, *link.second);
   start_case(*link.first, data.size(), config);
+  // This thread, the serving one and the transport's: what the receiver counted when the case began.
+  const std::uint64_t threads_between_runs = sample_tasks().threads;
   for (int run = 0; run < 2; ++run) {
     const Result result = run_once(*link.first, data.size(), config);
     EXPECT_EQ(result.original_bytes, data.size());
@@ -51,6 +54,13 @@ void expect_delivered(rdma::TransportKind kind, const Config& config) {
     EXPECT_EQ(result.chunks, wire::chunk_count(data.size(), config.chunk_bytes));
     EXPECT_GE(result.sender.threads, 2u);  // this thread and the serving one, at least
     EXPECT_GE(result.receiver.threads, 2u);
+    // Those, and the decoding workers the receiver starts for each run (overlap with more than one
+    // worker). Only the first run: a run's workers may still be ending when the next run begins.
+    const bool decoding_workers = config.mode == Mode::overlap && config.workers > 1;
+    if (run == 0) {
+      EXPECT_EQ(result.receiver.threads,
+                threads_between_runs + (decoding_workers ? static_cast<std::uint64_t>(config.workers) : 0u));
+    }
     if (config.mode != Mode::raw) {
       EXPECT_GT(result.sender.compress, 0);
       EXPECT_GT(result.sender.compress_cpu, 0);
