@@ -48,9 +48,9 @@ class ReceiverCase {
   std::span<std::byte> destination() const { return endpoint_.buffer().bytes().first(record_.data_bytes); }
   // The process's threads between runs, for the run reports. Counted here, where no run is timed
   // (the case set up, a destination cleared), not when a run's first chunk arrives: walking
-  // /proc/self/task takes 80-250 us on a 2-vCPU VM, which a raw mem run of 64 MiB (about 5 ms)
+  // /proc/self/task takes 77-250 us on a 2-vCPU VM, which a raw mem run of 64 MiB (about 5 ms)
   // would wait for before its "finished".
-  void count_threads() { threads_between_runs_ = sample_tasks().threads; }
+  void count_threads_between_runs() { threads_between_runs_ = sample_tasks().threads; }
 
  private:
   friend class ReceiverRun;
@@ -149,7 +149,8 @@ class ReceiverRun {
           threads::name_thread(workers_.back(), "wz-decode");
         }
     }
-    threads_ = c.threads_between_runs_ + workers_.size();  // this run's decoding workers end with it
+    // This run's decoding workers end with it. 0 stays 0: /proc could not be read.
+    threads_ = c.threads_between_runs_ == 0 ? 0 : c.threads_between_runs_ + workers_.size();
   }
   ~ReceiverRun() { todo_.close(); }  // the workers see it and return; then workers_ joins them
   ReceiverRun(const ReceiverRun&) = delete;
@@ -337,7 +338,7 @@ void serve(rdma::Endpoint& receiver, const ServeLimits& limits) {
         if (arrival->length == 0) {  // a run begins: stale bytes must not pass for delivered ones
           if (!current) fail("pipeline: a run was announced before any case");
           wire::fill_pattern(current->destination(), static_cast<std::uint32_t>(wire::value_of(arrival->imm)));
-          current->count_threads();
+          current->count_threads_between_runs();
           receiver.post_write(0, 0, 0, wire::imm(wire::Kind::ready, 0, 0));
           break;
         }
@@ -348,7 +349,7 @@ void serve(rdma::Endpoint& receiver, const ServeLimits& limits) {
             fail("case record of {} bytes at offset {}", arrival->length, arrival->offset);
           current.emplace(receiver, wire::read_case(receiver.buffer().bytes().first(arrival->length), limits, buffer),
                           limits.decoder);
-          current->count_threads();
+          current->count_threads_between_runs();
         } catch (const std::exception& e) {
           current.reset();
           fmt::print(stderr, "pipeline receiver: refusing the case: {}\n", e.what());
