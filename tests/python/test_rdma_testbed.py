@@ -45,6 +45,26 @@ def wait_for(predicate, seconds):
     return predicate()
 
 
+def check_term_during_start(test, delays):
+    """Sends TERM at each delay after the script starts (before a guest is forked, between its fork
+    and the script reading its pid, or after): the script ends and no fake qemu outlives it (a forked
+    child is found in the script's job table, not only by a pid it may not have read yet).
+    test: a TestCase with start() (the script, running), pid_file and read_pids()."""
+    for delay in delays:
+        with test.subTest(delay=delay):
+            if os.path.exists(test.pid_file):
+                os.unlink(test.pid_file)
+            testbed = test.start()
+            time.sleep(delay)
+            testbed.send_signal(signal.SIGTERM)
+            _, stderr = testbed.communicate(timeout=60)
+            test.assertIn(testbed.returncode, (143, -signal.SIGTERM), stderr)  # killed before its traps were set
+            time.sleep(0.5)  # a guest left behind would have written its pid by now
+            for pid in test.read_pids():
+                test.addCleanup(lambda p=pid: running(p) and os.kill(p, signal.SIGKILL))
+                test.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
+
+
 class StopsQemu(unittest.TestCase):
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
@@ -65,12 +85,19 @@ class StopsQemu(unittest.TestCase):
         with open(self.pid_file) as f:
             return int(f.read())
 
-    def check_signal_stops_qemu(self, signum, status, group):
-        """Starts the script in a session of its own and sends signum to it (group: to its whole
-        process group, as a terminal's Ctrl-C does)."""
+    def read_pids(self):
+        return [self.qemu_pid()] if os.path.exists(self.pid_file) and os.path.getsize(self.pid_file) > 0 else []
+
+    def start(self):
         testbed = subprocess.Popen([TESTBED, "--no-install", "--timeout=120", f"--kernel={RELEASE}", "--", "true"], env=self.env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.addCleanup(lambda: testbed.poll() is None and testbed.kill())
+        return testbed
+
+    def check_signal_stops_qemu(self, signum, status, group):
+        """Starts the script in a session of its own and sends signum to it (group: to its whole
+        process group, as a terminal's Ctrl-C does)."""
+        testbed = self.start()
         started = lambda: os.path.exists(self.pid_file) and os.path.getsize(self.pid_file) > 0  # noqa: E731
         self.assertTrue(wait_for(started, 60), "the fake qemu never started")
         pid = self.qemu_pid()
@@ -89,26 +116,7 @@ class StopsQemu(unittest.TestCase):
         self.check_signal_stops_qemu(signal.SIGTERM, 143, group=False)
 
     def test_term_at_any_moment_of_the_start_leaves_no_qemu(self):
-        """Before the guest is forked, between its fork and the script reading its pid, or after:
-        the script ends and no qemu outlives it (the forked child is found in the script's job
-        table, not only by a pid it may not have read yet)."""
-        for delay in (0.0, 0.02, 0.05, 0.1, 0.2, 0.4):
-            with self.subTest(delay=delay):
-                if os.path.exists(self.pid_file):
-                    os.unlink(self.pid_file)
-                testbed = subprocess.Popen([TESTBED, "--no-install", "--timeout=120", f"--kernel={RELEASE}", "--", "true"],
-                                           env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                           start_new_session=True)
-                self.addCleanup(lambda t=testbed: t.poll() is None and t.kill())
-                time.sleep(delay)
-                testbed.send_signal(signal.SIGTERM)
-                _, stderr = testbed.communicate(timeout=60)
-                self.assertIn(testbed.returncode, (143, -signal.SIGTERM), stderr)  # killed before its traps were set
-                time.sleep(0.5)  # a guest left behind would have written its pid by now
-                if os.path.exists(self.pid_file) and os.path.getsize(self.pid_file) > 0:
-                    pid = self.qemu_pid()
-                    self.addCleanup(lambda p=pid: running(p) and os.kill(p, signal.SIGKILL))
-                    self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
+        check_term_during_start(self, (0.0, 0.02, 0.05, 0.1, 0.2, 0.4))
 
     def test_ctrl_c_stops_qemu(self):
         self.check_signal_stops_qemu(signal.SIGINT, 130, group=True)
@@ -191,20 +199,7 @@ class TwoHosts(unittest.TestCase):
             self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
 
     def test_term_at_any_moment_of_the_start_leaves_no_guest(self):
-        """As StopsQemu's: whenever TERM comes while the two guests start, none outlives the script."""
-        for delay in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5):
-            with self.subTest(delay=delay):
-                if os.path.exists(self.pid_file):
-                    os.unlink(self.pid_file)
-                testbed = self.start()
-                time.sleep(delay)
-                testbed.send_signal(signal.SIGTERM)
-                _, stderr = testbed.communicate(timeout=60)
-                self.assertIn(testbed.returncode, (143, -signal.SIGTERM), stderr)  # killed before its traps were set
-                time.sleep(0.5)  # a guest left behind would have written its pid by now
-                for pid in self.read_pids():
-                    self.addCleanup(lambda p=pid: running(p) and os.kill(p, signal.SIGKILL))
-                    self.assertTrue(wait_for(lambda: not running(pid), 10), f"qemu {pid} outlived the script")
+        check_term_during_start(self, (0.0, 0.05, 0.1, 0.2, 0.3, 0.5))
 
     def test_a_guest_whose_setup_fails_is_named_and_both_are_stopped(self):
         self.env["FAKE_FAIL_ROLE"] = "b"
