@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "repeated_case.hpp"
+#include "timed_writes.hpp"
 #include "wirezip/util/error.hpp"
 
 namespace wirezip::harness {
@@ -113,13 +114,8 @@ void run_rdma_case(benchmark::State& state, const RdmaCase& config) {
   double seconds = 0;
   for (auto _ : state) {
     try {
-      const auto start = Clock::now();
-      for (std::size_t i = 0; i < batch; ++i) {
-        const std::size_t offset = walk->next_offset();
-        sender->post_write(offset, offset, config.message_bytes, std::nullopt);
-      }
-      sender->wait_in_flight_at_most(0);
-      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      const double elapsed = time_writes(
+          *sender, batch, [&](std::size_t) { return std::pair(walk->next_offset(), config.message_bytes); });
       state.SetIterationTime(elapsed);
       seconds += elapsed;
     } catch (const std::exception& e) {

@@ -39,7 +39,12 @@ class Loopback(unittest.TestCase):
                 self.assertGreaterEqual(case["host_cpu_per_byte"], 0)
             if "/raw/" in case["name"]:
                 self.assertEqual(case["ratio"], 1.0)
+                # bench_rdma's loop on the same link, beside the raw runs, and the ratio of the two
+                self.assertGreater(case["plain_writes_rate"], 0)
+                self.assertAlmostEqual(case["raw_vs_writes"], case["bytes_per_second"] / case["plain_writes_rate"],
+                                       delta=1e-3 * case["raw_vs_writes"])
             else:
+                self.assertNotIn("raw_vs_writes", case)
                 self.assertGreater(case["ratio"], 1.1)
                 for counter in ["stage_compress", "stage_decompress", "stage_link", "link_cpu_per_byte"]:
                     self.assertGreater(case[counter], 0, counter)
@@ -78,6 +83,8 @@ class TwoProcesses(unittest.TestCase):
                 self.assertFalse(case.get("error_occurred"), case.get("error_message"))
                 self.assertEqual(case["verified"], 1)
                 self.assertGreater(case["cpu_per_byte"], 0)  # this process's and the server's, as reported
+                if "/raw/" in case["name"]:
+                    self.assertGreater(case["raw_vs_writes"], 0)  # plain writes the server never sees as messages
             self.assertEqual(server.wait(timeout=30), 0)
         finally:
             stop(server)
