@@ -61,14 +61,22 @@ def raw_cases(run):
 def link_lines(merged):
     """Per shaping: the link measured before and after the pipeline (how far the host drifted
     meanwhile), and the raw pipeline over their mean, per data set: the pipeline's own cost on
-    raw bytes, which should be none."""
+    raw bytes, which should be none; and, where the raw case timed it, the raw pipeline over
+    plain writes alternating with it on the same link."""
     lines = []
     for run in merged["runs"]:
         link, measured = run["measured_link"], run.get("measured_links", [run["measured_link"]])
         where = (f"{measured[0] / 1e9:.3f} GB/s before the pipeline, {measured[-1] / 1e9:.3f} after, mean "
                  f"{link / 1e9:.3f}" if len(measured) > 1 else f"{link / 1e9:.3f} GB/s")
         raw = [f"{c['dataset'].split(':')[1]} {c['bytes_per_second'] / link:.2f}" for c in raw_cases(run)]
-        lines.append(f"- link {run['rate']}: {where}; raw pipeline / link: {', '.join(raw) or 'no raw case'}")
+        line = f"- link {run['rate']}: {where}; raw pipeline / link: {', '.join(raw) or 'no raw case'}"
+        # The same question without two processes' drift: bench_rdma's loop timed on the raw case's
+        # own link after each of its iterations (raw_vs_writes, docs/METRICS.md).
+        paired = [f"{c['dataset'].split(':')[1]} {c['raw_vs_writes']:.2f}"
+                  for c in raw_cases(run) if "raw_vs_writes" in c]
+        if paired:
+            line += f"; raw pipeline / plain writes on its own link, alternating: {', '.join(paired)}"
+        lines.append(line)
     return "\n".join(lines)
 
 

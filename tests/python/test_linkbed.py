@@ -93,7 +93,7 @@ def write_rdma(path, link):
     return path
 
 
-def write_run(directory, rate, link, raw, compressed, **counters):
+def write_run(directory, rate, link, raw, compressed, raw_counters=None, **counters):
     """The two files scripts/linkbed makes per shaping: bench_rdma's and bench_pipeline's JSON."""
     rdma = write_rdma(os.path.join(directory, f"rdma-{rate}.json"), link)
     pipeline = os.path.join(directory, f"pipeline-{rate}.json")
@@ -101,7 +101,8 @@ def write_run(directory, rate, link, raw, compressed, **counters):
     stages = dict(ratio=1.49, stage_compress=3.9 * GB, stage_decompress=4.9 * GB, stage_link=1.49 * link, **counters)
     with open(pipeline, "w") as f:
         json.dump({"context": {"link": "two hosts, peer 10.77.0.2:40000", "host_cpus": "2"}, "benchmarks": [
-            {"name": prefix.format("raw", "none"), "run_type": "iteration", "bytes_per_second": raw, "verified": 1},
+            {"name": prefix.format("raw", "none"), "run_type": "iteration", "bytes_per_second": raw, "verified": 1,
+             **(raw_counters or {})},
             {"name": prefix.format("overlap", "bytegroup+huff"), "run_type": "iteration",
              "bytes_per_second": compressed, "verified": 1, **stages}]}, f)
     return f"{rate}={rdma}={pipeline}"
@@ -193,6 +194,16 @@ class Model(unittest.TestCase):
         # one measurement (an older linkbed's runs): the link as it was, raw 0.118 / 0.119
         self.assertIn("- link 1gbit: 0.119 GB/s; raw pipeline / link: weights 0.99",
                       linkbed.table(self.merged(link_cpu_per_byte=0.4e-9)))
+
+    def test_the_raw_case_beside_plain_writes_on_its_own_link(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = write_run(tmp, "10gbit", 1.2 * GB, 1.19 * GB, 1.6 * GB, raw_counters={"raw_vs_writes": 0.987},
+                            link_cpu_per_byte=0.4e-9)
+            text = linkbed.table(linkbed.merge([run], "0ms"))
+        self.assertIn("- link 10gbit: 1.200 GB/s; raw pipeline / link: weights 0.99; "
+                      "raw pipeline / plain writes on its own link, alternating: weights 0.99", text)
+        # a pipeline binary that does not time them: the line says nothing about them
+        self.assertNotIn("plain writes", linkbed.table(self.merged(link_cpu_per_byte=0.4e-9)))
 
     def test_a_link_measurement_without_its_tcp_case_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
