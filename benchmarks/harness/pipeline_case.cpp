@@ -146,19 +146,13 @@ struct CostTotals {
   }
 };
 
-// bench_rdma's loop over the bytes a raw iteration moves, on the same link: every window's chunks
-// as plain writes to the offsets the raw run writes them to (what the sender holds now: the bytes
-// do not change the time). Timed after each iteration, untimed for the case itself, so the raw
-// runs and these writes alternate and their ratio is what the pipeline's own machinery costs on
-// this link, without the drift between two processes' runs.
-double time_plain_writes(rdma::Endpoint& sender, const SenderWindows& windows, std::size_t chunk) {
-  double seconds = 0;
-  for (std::size_t w = 0; w < windows.count(); ++w) {
-    const std::size_t bytes = windows.bytes(w);
-    seconds += time_writes(sender, (bytes + chunk - 1) / chunk,
-                           [&](std::size_t i) { return std::pair(i * chunk, std::min(chunk, bytes - i * chunk)); });
-  }
-  return seconds;
+// bench_rdma's loop over one window's bytes, on the raw case's own link: its chunks as plain
+// writes to the offsets the raw run writes them to (what the sender holds now: the bytes do not
+// change the time). Timed after each iteration, so raw runs and these writes alternate and their
+// ratio is what the pipeline's own machinery costs on this link, without two processes' drift.
+double time_plain_writes(rdma::Endpoint& sender, std::size_t bytes, std::size_t chunk) {
+  return time_writes(sender, (bytes + chunk - 1) / chunk,
+                     [&](std::size_t i) { return std::pair(i * chunk, std::min(chunk, bytes - i * chunk)); });
 }
 
 }  // namespace
@@ -167,16 +161,34 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   const RunDataset& data = *c.dataset;
   rdma::Endpoint* sender = nullptr;
   std::optional<SenderWindows> windows;
-  std::uint64_t runs = 0;  // every run's destination pattern differs: stale bytes never pass
+  std::uint64_t runs = 0;  // every clearing's pattern differs: stale bytes never pass
   // Outside the (manual) timing: the window is put in place and, before a run whose destination
   // will be compared with the source, that destination cleared to a pattern of this case and run;
   // then the run itself, which times its own transfer. Only checked runs are cleared: the clearing
   // writes the whole destination just before the run (about 3% of a raw run's rate on a 2-vCPU VM),
   // and a run nobody compares has nothing for it to guard.
+  const auto clear_destination = [&] {
+    pipeline::prepare_run(*sender, c.seed * 8191 + static_cast<std::uint32_t>(runs++));
+  };
   const auto run_window = [&](std::size_t w, bool checked) {
     windows->load(w, *sender, c.config);
-    if (checked) pipeline::prepare_run(*sender, c.seed * 8191 + static_cast<std::uint32_t>(runs++));
+    if (checked) clear_destination();
     return pipeline::run_once(*sender, windows->bytes(w), c.config);
+  };
+  // Raw cases: every window's plain writes, after a clearing where the raw runs had one (the
+  // last iteration), so both sides of raw_vs_writes pay the same. A serving peer sees plain writes
+  // only on tcp: a keepalive after each window tells it that the link is alive, as bench_rdma does.
+  double plain_seconds = 0, plain_bytes = 0;
+  const auto plain_iteration = [&](bool checked) {
+    for (std::size_t w = 0; w < windows->count(); ++w) {
+      if (checked) clear_destination();
+      plain_seconds += time_plain_writes(*sender, windows->bytes(w), c.config.chunk_bytes);
+      plain_bytes += static_cast<double>(windows->bytes(w));
+      if (c.links->peer_host) {
+        sender->post_write(0, 0, 0, rdma::kKeepaliveImm);
+        sender->wait_in_flight_at_most(0);
+      }
+    }
   };
   pipeline::StageRates stages;
   try {
@@ -204,7 +216,6 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
     return;
   }
 
-  double plain_seconds = 0;  // bench_rdma's loop over the same bytes, raw cases only
   double seconds = 0, compress_busy = 0, link_busy = 0, decompress_busy = 0;
   std::uint64_t wire_bytes = 0, iterations = 0;
   CostTotals cost;
@@ -225,8 +236,7 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
         cost.add(r);
         if (last) windows->verify(w, *sender);
       }
-      if (c.config.mode == pipeline::Mode::raw)
-        plain_seconds += time_plain_writes(*sender, *windows, c.config.chunk_bytes);
+      if (c.config.mode == pipeline::Mode::raw) plain_iteration(last);
       state.SetIterationTime(iteration);
       seconds += iteration;
     } catch (const std::exception& e) {
@@ -247,7 +257,8 @@ void run_pipeline_case(benchmark::State& state, const PipelineCase& c) {
   state.counters["decompress_busy"] = decompress_busy / seconds;
   state.counters["verified"] = 1;
   if (plain_seconds > 0) {
-    state.counters["plain_writes_rate"] = bytes * static_cast<double>(state.iterations()) / plain_seconds;
+    state.counters["plain_writes_rate"] = plain_bytes / plain_seconds;
+    state.counters["plain_writes_bytes"] = plain_bytes / static_cast<double>(state.iterations());
     state.counters["raw_vs_writes"] = plain_seconds / seconds;
   }
   if (data.reader) state.counters["windows"] = static_cast<double>(windows->count());

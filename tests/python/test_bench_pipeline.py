@@ -41,6 +41,7 @@ class Loopback(unittest.TestCase):
                 self.assertEqual(case["ratio"], 1.0)
                 # bench_rdma's loop on the same link, beside the raw runs, and the ratio of the two
                 self.assertGreater(case["plain_writes_rate"], 0)
+                self.assertEqual(case["plain_writes_bytes"], 4 << 20)  # the data set, once per iteration
                 self.assertAlmostEqual(case["raw_vs_writes"], case["bytes_per_second"] / case["plain_writes_rate"],
                                        delta=1e-3 * case["raw_vs_writes"])
             else:

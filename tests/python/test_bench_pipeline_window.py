@@ -39,6 +39,7 @@ class WindowEqualsWholeFile(unittest.TestCase):
             for name, case in cases(report).items():
                 self.assertFalse(case.get("error_occurred", False), f"{name}: {case.get('error_message')}")
                 self.assertEqual(case["verified"], 1, name)
+                check_plain_writes(self, name, case)
 
     def test_windowed_cases_walk_many_windows_and_whole_ones_none(self):
         for name, case in cases(self.windowed[1]).items():
@@ -93,8 +94,18 @@ class WindowEqualsWholeFile(unittest.TestCase):
         for name, case in cases(report).items():
             self.assertEqual(case["verified"], 1, name)
             self.assertGreater(case["windows"], 10, name)
+            check_plain_writes(self, name, case)
             for counter in ["ratio", "wire_bytes"]:
                 self.assertEqual(case[counter], whole[name][counter], f"{name} {counter}")
+
+
+def check_plain_writes(test, name, case):
+    """A raw case times bench_rdma's loop over every window of an iteration, no fewer bytes."""
+    if "/raw/" not in name:
+        test.assertNotIn("plain_writes_bytes", case, name)
+        return
+    test.assertEqual(case["plain_writes_bytes"], case["wire_bytes"], name)  # raw: the data set, once
+    test.assertGreater(case["raw_vs_writes"], 0, name)
 
 
 class WindowUsage(unittest.TestCase):
