@@ -160,6 +160,9 @@ std::vector<CodecRow> build_table() {
           "huff12", CoderId::huff12, {}, "wirezip", [](const SpecStage&) { return make_huff12_coder(); }, std::nullopt,
           resolve_whole_chunk),
       coder(
+          "huff10", CoderId::huff10, {}, "wirezip", [](const SpecStage&) { return make_huff10_coder(); }, std::nullopt,
+          resolve_whole_chunk),
+      coder(
           "ans", CoderId::ans, {{.key = "context", .words = {"exponent"}}}, "wirezip",
           [](const SpecStage&) { return make_ans_coder(); }, std::nullopt, resolve_ans),
       coder(
@@ -186,6 +189,8 @@ constexpr ListedSpec kListed[] = {
     {"huff", "wirezip Huffman order 0 on the whole chunk", false},
     {"ans", "wirezip tANS order 0 on the whole chunk", false},
     {"huff12", "wirezip Huffman on each bf16's exponent + 4 high mantissa bits, sign and 3 low bits stored", true},
+    {"huff10", "wirezip Huffman on each bf16's exponent + 2 high mantissa bits as a byte, sign and 5 low bits stored",
+     true},
     {"bytegroup+lz4", "NetZIP: byte planes + LZ4", true},
     {"bytegroup+zstd:level=1", "byte planes + zstd level 1", true},
     {"bytegroup+zstd:level=-5:literals=1", "byte planes + fast zstd, Huffman literals forced on", true},

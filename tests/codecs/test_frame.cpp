@@ -30,7 +30,8 @@ const std::vector<std::string> kFramedSpecs = {"memcpy",
                                                "ans",
                                                "bytegroup:split=exponent+ans",
                                                "bytegroup:split=exponent+ans:context=exponent",
-                                               "huff12"};
+                                               "huff12",
+                                               "huff10"};
 
 std::vector<std::byte> compress(Codec& codec, std::span<const std::byte> input) {
   std::vector<std::byte> frame(codec.max_compressed_size(input.size()));

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <random>
 
+#include "chunk_coder_checks.hpp"
 #include "coders/plane_coder.hpp"
 #include "wirezip/codecs/frame.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -13,30 +14,7 @@
 namespace wirezip::codecs {
 namespace {
 
-std::vector<std::byte> encode(PlaneCoder& coder, std::span<const std::byte> input) {
-  std::vector<std::byte> coded(coder.bound(input.size()));
-  coded.resize(coder.encode(input, coded));
-  return coded;
-}
-
-// Decodes into an output with guard bytes after it: they must stay as they were.
-std::vector<std::byte> decode(PlaneCoder& coder, std::span<const std::byte> coded, std::size_t n) {
-  std::vector<std::byte> out(n + 16, std::byte{0x5a});
-  coder.decode(coded, std::span(out).first(n));
-  EXPECT_TRUE(std::all_of(out.begin() + static_cast<std::ptrdiff_t>(n), out.end(),
-                          [](std::byte b) { return b == std::byte{0x5a}; }));
-  out.resize(n);
-  return out;
-}
-
-std::vector<std::byte> elements(std::span<const std::uint16_t> values) {
-  std::vector<std::byte> bytes(2 * values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    bytes[2 * i] = static_cast<std::byte>(values[i] & 0xff);
-    bytes[2 * i + 1] = static_cast<std::byte>(values[i] >> 8);
-  }
-  return bytes;
-}
+using namespace chunk_checks;
 
 TEST(Huff12, EverySixteenBitPatternRoundTrips) {
   // Every pattern once, shuffled: the sampled code misses most symbols, so most are escaped.
@@ -60,27 +38,13 @@ TEST(Huff12, EverySizeUpTo80BytesAndOddStreamSplitsRoundTrip) {
   std::vector<std::size_t> sizes(81);
   std::iota(sizes.begin(), sizes.end(), 0);
   for (std::size_t n : {1001u, 4097u, 65535u, 65536u}) sizes.push_back(n);
-  for (std::size_t n : sizes) {
-    SCOPED_TRACE(n);
-    const std::span<const std::byte> input(weights.data(), n);
-    const auto coded = encode(*coder, input);
-    EXPECT_LE(coded.size(), coder->bound(n));
-    const auto back = decode(*coder, coded, n);
-    EXPECT_TRUE(std::equal(input.begin(), input.end(), back.begin()));
-  }
+  expect_prefixes_round_trip(*coder, weights, sizes);
 }
 
 TEST(Huff12, PassesTheExponentSplitOnWeights) {
   // Deterministic bytes, so a fixed floor: 16 MiB of synthetic weights at 1 MiB chunks.
   const auto weights = datasets::load_dataset("synthetic:weights:size=16MiB:seed=1").bytes;
-  const auto total = [&](const char* spec) {
-    auto codec = make_codec(spec);
-    std::vector<std::byte> frame(codec->max_compressed_size(1 << 20));
-    std::size_t bytes = 0;
-    for (std::size_t at = 0; at < weights.size(); at += 1 << 20)
-      bytes += codec->compress(std::span(weights).subspan(at, 1 << 20), frame);
-    return static_cast<double>(weights.size()) / static_cast<double>(bytes);
-  };
+  const auto total = [&](const char* spec) { return ratio_at_1mib(spec, weights); };
   const double huff12 = total("huff12"), exponent = total("bytegroup:split=exponent+huff");
   EXPECT_GE(huff12, 1.52);
   EXPECT_GT(huff12, exponent + 0.01);
@@ -119,19 +83,6 @@ TEST(Huff12, AChunkThatSpansTwoScalesIsCodedAsBlocks) {
   const std::size_t halves = encode(*coder, std::span(input).first(input.size() / 2)).size() +
                              encode(*coder, std::span(input).subspan(input.size() / 2)).size();
   EXPECT_LT(coded.size(), halves + halves / 500);
-}
-
-// A damaged huff12 frame of `input` decompresses to an error or to `input` exactly (the frame's
-// checksum tells a wrong restoration from the right one), and nothing is written past the output.
-void expect_rejected_or_exact(Codec& codec, std::span<const std::byte> bad, std::span<const std::byte> input) {
-  std::vector<std::byte> out(input.size() + 16, std::byte{0x5a});
-  try {
-    ASSERT_EQ(codec.decompress(bad, std::span(out).first(input.size())), input.size());
-    EXPECT_TRUE(std::equal(input.begin(), input.end(), out.begin()));
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()), "");
-  }
-  EXPECT_TRUE(std::all_of(out.end() - 16, out.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
 }
 
 TEST(Huff12, CorruptOrTruncatedBlocksAreErrorsOrExact) {

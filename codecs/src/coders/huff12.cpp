@@ -86,28 +86,18 @@ std::size_t block_begin(std::size_t m, std::size_t blocks, std::size_t b) {
   return b == blocks ? m : b * (kMaxBlocks / blocks) * (m / kMaxBlocks);
 }
 
-class Huff12Coder final : public PlaneCoder {
+class Huff12Coder final : public HashingChunkCoder {
  public:
   CoderId id() const override { return CoderId::huff12; }
   std::size_t bound(std::size_t n) const override {
     const std::size_t m = n / 2;  // every symbol escaped: 24 bits; 8 bytes of store slack per stream
     return 2 + 4 * (kMaxBlocks - 1) + kMaxBlocks * (kHeaderLongest + 1 + kStreams * 9) + (m + 1) / 2 + 1 + 3 * m;
   }
-  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) override {
-    return encode_chunk(src, dst, nullptr);
-  }
-  void decode(std::span<const std::byte> src, std::span<std::byte> dst) override { decode_chunk(src, dst, nullptr); }
-  std::size_t encode_hashed(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream& hash) override {
-    return encode_chunk(src, dst, &hash);
-  }
-  void decode_hashed(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream& hash) override {
-    decode_chunk(src, dst, &hash);
-  }
 
  private:
-  // Each feeds the chunk's bytes to `hash` (when not null) in order, a block at a time.
-  std::size_t encode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash);
-  void decode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash);
+  // A block at a time.
+  std::size_t encode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash) override;
+  void decode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash) override;
   // Codes n bytes as format 0 or 1, the code built from counts_ (escape excluded).
   std::size_t encode_block(const std::uint8_t* src, std::size_t n, std::uint8_t* dst, ChecksumStream* hash);
   void decode_block(const std::uint8_t* src, std::size_t size, std::uint8_t* dst, std::size_t n, ChecksumStream* hash);

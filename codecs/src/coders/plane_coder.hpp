@@ -50,6 +50,27 @@ class PlaneCoder {
   }
 };
 
+// A coder of whole chunks that feeds the frame's checksum as it reads (encode) or writes (decode)
+// each block: the plain forms are the hashed ones without a hash.
+class HashingChunkCoder : public PlaneCoder {
+ public:
+  std::size_t encode(std::span<const std::byte> src, std::span<std::byte> dst) final {
+    return encode_chunk(src, dst, nullptr);
+  }
+  void decode(std::span<const std::byte> src, std::span<std::byte> dst) final { decode_chunk(src, dst, nullptr); }
+  std::size_t encode_hashed(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream& hash) final {
+    return encode_chunk(src, dst, &hash);
+  }
+  void decode_hashed(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream& hash) final {
+    decode_chunk(src, dst, &hash);
+  }
+
+ protected:
+  // Each feeds the chunk's bytes to `hash` (when not null) in order.
+  virtual std::size_t encode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash) = 0;
+  virtual void decode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash) = 0;
+};
+
 // Planes are plain LZ4 blocks; `decoder` (the seam's lz4 backend) decodes them.
 std::unique_ptr<PlaneCoder> make_lz4_coder(int acceleration, std::unique_ptr<StreamDecoder> decoder);
 // force_literals: Huffman-code literals even at the fast (negative) levels that skip it by default.
@@ -72,6 +93,9 @@ std::unique_ptr<PlaneCoder> make_exponent_context_coder(FloatFormat format);
 // wirezip's Huffman coder of whole bf16 chunks (huff12.cpp): exponent and top 4 mantissa bits as
 // one 12-bit symbol, sign and low mantissa bits stored.
 std::unique_ptr<PlaneCoder> make_huff12_coder();
+// wirezip's fast coder of whole bf16 chunks (huff10.cpp): exponent (in a window) and top 2 mantissa
+// bits as one byte symbol coded by huff, sign and low mantissa bits stored.
+std::unique_ptr<PlaneCoder> make_huff10_coder();
 
 // Library versions for --list-codecs and the benchmark context.
 std::string lz4_version();

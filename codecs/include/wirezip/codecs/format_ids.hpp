@@ -17,7 +17,8 @@ enum class CoderId : std::uint8_t {
   igzip = 5,
   deflate = 6,
   ans = 7,
-  huff12 = 8
+  huff12 = 8,
+  huff10 = 9
 };
 enum class PlaneMode : std::uint8_t { raw = 0, coded = 1, constant = 2 };
 // How elements become planes. Byte 7 was a flags byte that had to be 0, so frames written before
