@@ -13,9 +13,15 @@
 
 namespace wirezip::codecs::chunk_checks {
 
+// Encodes into an output of bound() bytes with guard bytes after it: they must stay as they were.
 inline std::vector<std::byte> encode(PlaneCoder& coder, std::span<const std::byte> input) {
-  std::vector<std::byte> coded(coder.bound(input.size()));
-  coded.resize(coder.encode(input, coded));
+  const std::size_t bound = coder.bound(input.size());
+  std::vector<std::byte> coded(bound + 16, std::byte{0x5a});
+  const std::size_t size = coder.encode(input, std::span(coded).first(bound));
+  EXPECT_TRUE(std::all_of(coded.begin() + static_cast<std::ptrdiff_t>(bound), coded.end(),
+                          [](std::byte b) { return b == std::byte{0x5a}; }));
+  EXPECT_LE(size, bound);
+  coded.resize(size);
   return coded;
 }
 

@@ -24,8 +24,13 @@ TEST(Huff10, KernelsMatchTheirScalarFormsOnEveryPattern) {
   std::shuffle(values.begin(), values.end(), std::mt19937(3));
   const auto bytes = elements(values);
   const auto* src = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  std::vector<std::uint8_t> sym(values.size()), stored(stored_size(values.size())), back(bytes.size());
-  for (unsigned base = 1; base <= kMaxBase; base += 11) {
+  // Each output with guard bytes after it, which no pass may touch.
+  constexpr std::uint8_t kGuard = 0x5a;
+  std::vector<std::uint8_t> sym(values.size() + 16), stored(stored_size(values.size()) + 16), back(bytes.size() + 16);
+  std::vector<unsigned> bases;
+  for (unsigned base = 1; base < kMaxBase; base += 11) bases.push_back(base);
+  bases.push_back(kMaxBase);
+  for (unsigned base : bases) {
     SCOPED_TRACE(base);
     const auto b = static_cast<std::uint8_t>(base);
     const bool escaped = split_elements(src, values.size(), b, sym.data(), stored.data());
@@ -44,7 +49,9 @@ TEST(Huff10, KernelsMatchTheirScalarFormsOnEveryPattern) {
   }
   for (std::size_t m = 0; m <= 2 * kGroup + 5; ++m) {
     SCOPED_TRACE(m);
-    std::fill(back.begin(), back.end(), 0);
+    std::fill(sym.begin(), sym.end(), kGuard);
+    std::fill(stored.begin(), stored.end(), kGuard);
+    std::fill(back.begin(), back.end(), kGuard);
     split_elements(src, m, 120, sym.data(), stored.data());
     merge_elements(sym.data(), stored.data(), m, 120, back.data());
     for (std::size_t i = 0; i < m; ++i) {
@@ -52,7 +59,13 @@ TEST(Huff10, KernelsMatchTheirScalarFormsOnEveryPattern) {
         ASSERT_EQ(back[2 * i] | back[2 * i + 1] << 8, src[2 * i] | src[2 * i + 1] << 8);
       }
     }
-    EXPECT_EQ(back[2 * m], 0);  // nothing past the m elements
+    const auto untouched = [&](const std::vector<std::uint8_t>& v, std::size_t from) {
+      return std::all_of(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(),
+                         [&](std::uint8_t x) { return x == kGuard; });
+    };
+    EXPECT_TRUE(untouched(sym, m));
+    EXPECT_TRUE(untouched(stored, stored_size(m)));
+    EXPECT_TRUE(untouched(back, 2 * m));
   }
 }
 
@@ -102,15 +115,18 @@ TEST(Huff10, ExponentsOutsideTheWindowAreEscapedAndRestored) {
 }
 
 TEST(Huff10, CorruptOrTruncatedChunksAreErrorsOrExact) {
-  auto input = datasets::load_dataset("synthetic:weights:size=64KiB:seed=5").bytes;
-  input[10] = std::byte{0}, input[11] = std::byte{0x7f};  // one escape
+  // An odd size (a tail byte) and one escape.
+  const auto weights = datasets::load_dataset("synthetic:weights:size=64KiB:seed=5").bytes;
+  std::vector<std::byte> input(weights.begin(), weights.end() - 1);
+  input[10] = std::byte{0}, input[11] = std::byte{0x7f};
   auto codec = make_codec("huff10");
   std::vector<std::byte> frame(codec->max_compressed_size(input.size()));
   frame.resize(codec->compress(input, frame));
   const std::size_t coded = FrameHeader::header_size(1);
   ASSERT_EQ(static_cast<unsigned>(frame[coded]), 1u);
-  const std::size_t symbols = coded + 6 + huff10::stored_size(input.size() / 2);
-  for (std::size_t i : {coded, coded + 1, coded + 2, coded + 5, symbols, symbols + 1, symbols + 40, frame.size() - 1}) {
+  const std::size_t stored = coded + 6, symbols = stored + huff10::stored_size(input.size() / 2) + 1;
+  for (std::size_t i : {coded, coded + 1, coded + 2, coded + 5, stored, stored + 100, symbols - 2, symbols - 1, symbols,
+                        symbols + 1, symbols + 40, frame.size() - 1}) {
     for (std::uint8_t flip : {0x01, 0x10, 0xff}) {
       SCOPED_TRACE(::testing::Message() << "byte " << i << " ^ " << int{flip});
       auto bad = frame;
@@ -130,37 +146,50 @@ TEST(Huff10, CorruptOrTruncatedChunksAreErrorsOrExact) {
 }
 
 TEST(Huff10, MalformedHeadersAreErrorsThatSayWhy) {
+  // 300 elements, two of them with exponents outside the window: two escaped exponents.
   std::vector<std::uint16_t> values(300);
   std::iota(values.begin(), values.end(), 0x3c00);
+  values[7] = 0x7f00, values[200] = 0x0100;
   auto coder = make_huff10_coder();
   const auto good = encode(*coder, elements(values));
-  std::vector<std::byte> out(600);
-  const auto message = [&](std::vector<std::byte> coded) -> std::string {
+  ASSERT_EQ(static_cast<unsigned>(good[2]), 2u);
+  std::vector<std::byte> out(600 + 16);
+  const auto message = [&](std::vector<std::byte> coded, std::size_t n = 600) -> std::string {
+    std::fill(out.begin(), out.end(), std::byte{0x5a});
+    std::string said = "accepted";
     try {
-      coder->decode(coded, out);
+      coder->decode(coded, std::span(out).first(n));
     } catch (const Error& e) {
-      return e.what();
+      said = e.what();
     }
-    return "accepted";
+    EXPECT_TRUE(std::all_of(out.begin() + static_cast<std::ptrdiff_t>(n), out.end(),
+                            [](std::byte b) { return b == std::byte{0x5a}; }));
+    return said;
+  };
+  const auto says = [&](const std::string& said, const char* what) {
+    EXPECT_NE(said.find(what), std::string::npos) << said;
   };
   ASSERT_EQ(message(good), "accepted");
   auto bad = good;
   bad[0] = std::byte{9};
-  EXPECT_NE(message(bad).find("unknown format 9"), std::string::npos);
+  says(message(bad), "unknown format 9");
   bad = good;
   bad[1] = std::byte{0};
-  EXPECT_NE(message(bad).find("window base 0"), std::string::npos);
+  says(message(bad), "window base 0 is not within 1..194");
   bad = good;
   bad[1] = std::byte{200};
-  EXPECT_NE(message(bad).find("window base 200"), std::string::npos);
+  says(message(bad), "window base 200");
   bad = good;
-  bad[5] = std::byte{0x10};  // 2^28 escaped exponents
-  EXPECT_NE(message(bad).find("escaped exponents"), std::string::npos);
+  bad[5] = std::byte{0x10};  // 2^28 + 2 escaped exponents
+  says(message(bad), "268435458 escaped exponents, ");
   bad = good;
-  bad[2] = std::byte{1};  // one escaped exponent that no symbol uses: the symbols lose their last byte
-  EXPECT_NE(message(bad), "accepted");
-  EXPECT_NE(message({}).find("empty"), std::string::npos);
-  EXPECT_NE(message(std::vector<std::byte>(good.begin(), good.begin() + 20)).find("ends inside"), std::string::npos);
+  bad[2] = std::byte{1};  // the second escaped exponent byte becomes the symbols' last (ignored) byte
+  says(message(bad), "more escaped symbols than the 1 escaped exponents");
+  says(message({}), "empty coded chunk");
+  says(message(std::vector<std::byte>(good.begin(), good.begin() + 20)), "ends inside its");
+  says(message({std::byte{0}}), "holds no element, the output 300");
+  says(message({std::byte{0}, std::byte{1}, std::byte{2}}, 1), "3 bytes for a chunk of 1 bytes and no element");
+  says(message(good, 1), "coded elements for an output of 1 bytes");
 }
 
 TEST(Huff10, StandsAloneOnly) {

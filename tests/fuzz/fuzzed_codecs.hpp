@@ -41,7 +41,7 @@ inline constexpr std::array kFuzzedCodecs = {
     "bytegroup:split=exponent+ans:context=exponent",              // 28
     "bytegroup:split=exponent:format=fp32+ans:context=exponent",  //
     "huff12",                                                     // 30: 12-bit symbols, escapes
-    "huff10",                                                     // exponent windows, escapes
+    "huff10",                                                     // 31: exponent windows, escapes
 };
 
 }  // namespace wirezip::fuzz

@@ -12,11 +12,15 @@
 //     6 bits (the sign highest), packed four to three bytes in groups of 128 elements
 //     (huff10_kernels.hpp), the elements after the last whole group a byte each | the n % 2 tail
 //     byte | the symbol plane (m bytes) coded by huff | E exponent bytes.
-// Symbol byte i: s << 2 | element i's mantissa bits 6-5, where s = 0 for exponent 0, base + s - 1
-// for s in 1..62, and s = 63 for the next of the E exponent bytes (in element order).
+// Symbol byte i: s << 2 | element i's mantissa bits 6-5. s = 0 stands for exponent 0, s in 1..62
+// for exponent base + s - 1, and s = 63 for the next of the E exponent bytes (in element order).
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "coders/bit_reader.hpp"
@@ -37,12 +41,14 @@ constexpr std::size_t kBlockElements = 8 << 10;
 // The window is chosen from one 256-element block in 64: it needs the bulk of the exponents, and
 // an exponent the sample misses costs its elements an escape, not correctness.
 constexpr std::size_t kSampleBlock = 256, kSampleEvery = 64 * kSampleBlock;
+// Octaves the window reaches above the largest sampled exponent, where it can.
+constexpr int kHeadroom = 4;
 
 void feed(ChecksumStream* hash, const std::uint8_t* p, std::size_t n) {
   if (hash) hash->update({reinterpret_cast<const std::byte*>(p), n});
 }
 
-// The base whose window holds the most sampled nonzero exponents (the lowest such).
+// The base of the window for elements [0, m): one that holds the most sampled nonzero exponents.
 std::uint8_t choose_base(const std::uint8_t* src, std::size_t m) {
   // Four tables for alternate elements: neighbours share exponents, and one table would chain each
   // count on the one before it (a store, then a load of the same place).
@@ -54,13 +60,23 @@ std::uint8_t choose_base(const std::uint8_t* src, std::size_t m) {
   }
   std::array<std::uint32_t, 256> counts{};
   for (std::size_t e = 1; e < 256; ++e) counts[e] = tables[0][e] + tables[1][e] + tables[2][e] + tables[3][e];
-  std::uint32_t held = 0;
-  for (unsigned e = 1; e <= kWindow; ++e) held += counts[e];
-  std::uint32_t best_held = held;
-  unsigned best = 1;
-  for (unsigned base = 2; base <= kMaxBase; ++base) {
-    held += counts[base + kWindow - 1] - counts[base - 1];
-    if (held > best_held) best_held = held, best = base;
+  std::array<std::uint32_t, kMaxBase + 1> held{};  // by base: the sampled exponents its window holds
+  for (unsigned e = 1; e <= kWindow; ++e) held[1] += counts[e];
+  for (unsigned base = 2; base <= kMaxBase; ++base)
+    held[base] = held[base - 1] + counts[base + kWindow - 1] - counts[base - 1];
+  const std::uint32_t most = *std::max_element(held.begin() + 1, held.end());
+  // Of the windows that hold the most, the one whose top lies a few octaves above the largest
+  // exponent sampled: larger values the sample missed are few octaves up, while small ones trail
+  // off over many octaves down.
+  unsigned largest = 0;
+  for (unsigned e = 1; e < 256; ++e)
+    if (counts[e]) largest = e;
+  const int wanted = static_cast<int>(largest) + kHeadroom - static_cast<int>(kWindow - 1);
+  unsigned best = 0;
+  int off = 256;  // |best - wanted|
+  for (unsigned base = 1; base <= kMaxBase; ++base) {
+    if (held[base] == most && std::abs(static_cast<int>(base) - wanted) < off)
+      best = base, off = std::abs(static_cast<int>(base) - wanted);
   }
   return static_cast<std::uint8_t>(best);
 }
@@ -94,6 +110,8 @@ std::size_t Huff10Coder::encode_chunk(std::span<const std::byte> src_bytes, std:
     if (tail) dst[1] = src[0];
     return 1 + tail;
   }
+  // E is a u32: frames hold planes under 4 GiB, and this keeps any other caller honest.
+  if (m > std::numeric_limits<std::uint32_t>::max()) fail("huff10: a chunk of {} elements is over 2^32", m);
   const std::uint8_t base = choose_base(src, m);
   std::uint8_t* out = dst;
   *out++ = kCoded;

@@ -46,7 +46,7 @@ constexpr std::size_t kGroup = 128;
 constexpr std::size_t stored_size(std::size_t m) { return m / kGroup * (3 * kGroup / 4) + m % kGroup; }
 
 // Elements [0, m) of src: symbols into sym, stored bits into `stored` (stored_size(m) bytes).
-// Returns whether any symbol is kEscape. m is a multiple of kGroup but at a chunk's end.
+// Returns whether any symbol is kEscape. m is a multiple of kGroup except at a chunk's end.
 bool split_elements(const std::uint8_t* src, std::size_t m, std::uint8_t base, std::uint8_t* sym, std::uint8_t* stored);
 // The inverse into dst (2m bytes); an escaped symbol's element gets exponent (base + 62) & 0xff,
 // for the caller to mend. Returns whether any symbol is kEscape.

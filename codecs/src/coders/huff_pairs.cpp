@@ -26,7 +26,8 @@ void PairSampler::sample(const std::uint8_t* src, std::size_t n, bool exact, Pai
   // Two tables, for alternate pairs: a run of one pair would otherwise chain every count on the one
   // before it (a store, then a load of the same place).
   counts_.resize(2u << 16);
-  seen_.resize(n / 2 + 1);  // room for every pair counted: at most one per two bytes
+  // Room for every first seen: at most one per pair counted (two bytes) and per table place.
+  seen_.resize(std::min<std::size_t>(n / 2, counts_.size()) + 1);
   std::size_t first_seen = 0;
   out.bytes.fill(0);
   out.pairs.clear();
