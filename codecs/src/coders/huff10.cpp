@@ -44,10 +44,6 @@ constexpr std::size_t kSampleBlock = 256, kSampleEvery = 64 * kSampleBlock;
 // Octaves the window reaches above the largest sampled exponent, where it can.
 constexpr int kHeadroom = 4;
 
-void feed(ChecksumStream* hash, const std::uint8_t* p, std::size_t n) {
-  if (hash) hash->update({reinterpret_cast<const std::byte*>(p), n});
-}
-
 // The base of the window for elements [0, m): one that holds the most sampled nonzero exponents.
 std::uint8_t choose_base(const std::uint8_t* src, std::size_t m) {
   // Four tables for alternate elements: neighbours share exponents, and one table would chain each
@@ -55,8 +51,7 @@ std::uint8_t choose_base(const std::uint8_t* src, std::size_t m) {
   std::array<std::array<std::uint32_t, 256>, 4> tables{};
   for (std::size_t start = 0; start < m; start += kSampleEvery) {
     const std::size_t end = std::min(m, start + kSampleBlock);
-    for (std::size_t i = start; i < end; ++i)
-      ++tables[i % 4][static_cast<std::uint8_t>(src[2 * i + 1] << 1 | src[2 * i] >> 7)];
+    for (std::size_t i = start; i < end; ++i) ++tables[i % 4][exponent_bits(src[2 * i], src[2 * i + 1])];
   }
   std::array<std::uint32_t, 256> counts{};
   for (std::size_t e = 1; e < 256; ++e) counts[e] = tables[0][e] + tables[1][e] + tables[2][e] + tables[3][e];
@@ -115,7 +110,7 @@ std::size_t Huff10Coder::encode_chunk(std::span<const std::byte> src_bytes, std:
   const std::uint8_t base = choose_base(src, m);
   std::uint8_t* out = dst;
   *out++ = kCoded;
-  *out++ = static_cast<std::uint8_t>(base);
+  *out++ = base;
   std::uint8_t* escape_count = out;
   out += 4;
   std::uint8_t* stored = out;
@@ -130,8 +125,7 @@ std::size_t Huff10Coder::encode_chunk(std::span<const std::byte> src_bytes, std:
     feed(hash, block, 2 * count);
     if (!split_elements(block, count, base, sym_.data() + first, stored + stored_size(first))) continue;
     for (std::size_t i = 0; i < count; ++i)
-      if (sym_[first + i] >= kFirstEscapedByte)
-        escaped_.push_back(static_cast<std::uint8_t>(block[2 * i + 1] << 1 | block[2 * i] >> 7));
+      if (sym_[first + i] >= kFirstEscapedByte) escaped_.push_back(exponent_bits(block[2 * i], block[2 * i + 1]));
   }
   feed(hash, src + 2 * m, tail);
   store32(escape_count, static_cast<std::uint32_t>(escaped_.size()));

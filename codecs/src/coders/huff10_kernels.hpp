@@ -14,9 +14,12 @@ constexpr unsigned kWindow = 62, kEscape = kWindow + 1, kMaxBase = 256 - kWindow
 // Symbol bytes at or above this carry kEscape.
 constexpr unsigned kFirstEscapedByte = kEscape << 2;
 
-// The symbol of the element whose bytes are lo and hi (little-endian), and its stored bits.
+// The exponent of the element whose bytes are lo and hi (little-endian), its symbol, its stored bits.
+[[gnu::always_inline]] constexpr std::uint8_t exponent_bits(std::uint8_t lo, std::uint8_t hi) {
+  return static_cast<std::uint8_t>(hi << 1 | lo >> 7);
+}
 [[gnu::always_inline]] constexpr std::uint8_t symbol_of(std::uint8_t lo, std::uint8_t hi, std::uint8_t base) {
-  const auto exponent = static_cast<std::uint8_t>(hi << 1 | lo >> 7);
+  const std::uint8_t exponent = exponent_bits(lo, hi);
   const auto place = static_cast<std::uint8_t>(exponent - base);
   const std::uint8_t s = exponent == 0 ? 0 : place < kWindow ? static_cast<std::uint8_t>(place + 1) : kEscape;
   return static_cast<std::uint8_t>(s << 2 | ((lo >> 5) & 3));

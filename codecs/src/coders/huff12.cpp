@@ -76,11 +76,6 @@ double estimated_bits(const Counts& counts, std::size_t elements) {
   return bits * (static_cast<double>(elements) / total) + 8.0 * (5 + (last - first + 2) / 2 + 4 * (kStreams - 1));
 }
 
-// Feeds n bytes at p to the frame's checksum, when the caller asked for one.
-void feed(ChecksumStream* hash, const std::uint8_t* p, std::size_t n) {
-  if (hash) hash->update({reinterpret_cast<const std::byte*>(p), n});
-}
-
 // Elements where block b of `blocks` starts: whole quarters of the chunk.
 std::size_t block_begin(std::size_t m, std::size_t blocks, std::size_t b) {
   return b == blocks ? m : b * (kMaxBlocks / blocks) * (m / kMaxBlocks);

@@ -2,6 +2,7 @@
 // Internal: what codes one byte plane inside a frame. Each implementation owns its library
 // context (created once, reused), and is used by one thread at a time, like the Codec that holds it.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -69,6 +70,10 @@ class HashingChunkCoder : public PlaneCoder {
   // Each feeds the chunk's bytes to `hash` (when not null) in order.
   virtual std::size_t encode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash) = 0;
   virtual void decode_chunk(std::span<const std::byte> src, std::span<std::byte> dst, ChecksumStream* hash) = 0;
+  // Feeds n bytes at p to `hash`, when the caller asked for one.
+  static void feed(ChecksumStream* hash, const std::uint8_t* p, std::size_t n) {
+    if (hash) hash->update({reinterpret_cast<const std::byte*>(p), n});
+  }
 };
 
 // Planes are plain LZ4 blocks; `decoder` (the seam's lz4 backend) decodes them.
