@@ -114,6 +114,19 @@ TEST(Huff10, ExponentsOutsideTheWindowAreEscapedAndRestored) {
   EXPECT_EQ(decode(*coder, coded, input.size()), input);
 }
 
+// A chunk small enough that the window's sample is its first 256 elements, and those zero padding:
+// the window still comes from the weights after them (escaping all of them would not shrink it).
+TEST(Huff10, AChunkThatStartsWithZerosGetsItsWindowFromTheRest) {
+  const auto weights = datasets::load_dataset("synthetic:weights:size=8KiB:seed=4").bytes;
+  std::vector<std::byte> input(weights.begin(), weights.end());
+  std::fill_n(input.begin(), 2 * 256, std::byte{0});
+  auto coder = make_huff10_coder();
+  const auto coded = encode(*coder, input);
+  EXPECT_EQ(static_cast<unsigned>(coded[2]) | static_cast<unsigned>(coded[3]) << 8, 0u);  // no escapes
+  EXPECT_LT(coded.size(), input.size() * 7 / 10);
+  EXPECT_EQ(decode(*coder, coded, input.size()), input);
+}
+
 TEST(Huff10, CorruptOrTruncatedChunksAreErrorsOrExact) {
   // An odd size (a tail byte) and one escape.
   const auto weights = datasets::load_dataset("synthetic:weights:size=64KiB:seed=5").bytes;
@@ -181,10 +194,16 @@ TEST(Huff10, MalformedHeadersAreErrorsThatSayWhy) {
   says(message(bad), "window base 200");
   bad = good;
   bad[5] = std::byte{0x10};  // 2^28 + 2 escaped exponents
-  says(message(bad), "268435458 escaped exponents, ");
+  const std::string too_many = message(bad);
+  says(too_many, "268435458 escaped exponents, ");
+  says(too_many, "bytes are left");
   bad = good;
-  bad[2] = std::byte{1};  // the second escaped exponent byte becomes the symbols' last (ignored) byte
+  bad[2] = std::byte{1};  // E = 1: the first escaped exponent byte becomes the symbols' last (ignored) byte
   says(message(bad), "more escaped symbols than the 1 escaped exponents");
+  bad = good;
+  bad[2] = std::byte{3};  // one escaped exponent more than the symbols use, in an added last byte
+  bad.push_back(std::byte{0x80});
+  says(message(bad), "3 escaped exponents, the symbols use 2");
   says(message({}), "empty coded chunk");
   says(message(std::vector<std::byte>(good.begin(), good.begin() + 20)), "ends inside its");
   says(message({std::byte{0}}), "holds no element, the output 300");

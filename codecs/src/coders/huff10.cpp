@@ -49,12 +49,18 @@ std::uint8_t choose_base(const std::uint8_t* src, std::size_t m) {
   // Four tables for alternate elements: neighbours share exponents, and one table would chain each
   // count on the one before it (a store, then a load of the same place).
   std::array<std::array<std::uint32_t, 256>, 4> tables{};
-  for (std::size_t start = 0; start < m; start += kSampleEvery) {
-    const std::size_t end = std::min(m, start + kSampleBlock);
-    for (std::size_t i = start; i < end; ++i) ++tables[i % 4][exponent_bits(src[2 * i], src[2 * i + 1])];
-  }
   std::array<std::uint32_t, 256> counts{};
-  for (std::size_t e = 1; e < 256; ++e) counts[e] = tables[0][e] + tables[1][e] + tables[2][e] + tables[3][e];
+  auto count = [&](std::size_t block, std::size_t every) {
+    for (std::size_t start = 0; start < m; start += every) {
+      const std::size_t end = std::min(m, start + block);
+      for (std::size_t i = start; i < end; ++i) ++tables[i % 4][exponent_bits(src[2 * i], src[2 * i + 1])];
+    }
+    for (std::size_t e = 1; e < 256; ++e) counts[e] = tables[0][e] + tables[1][e] + tables[2][e] + tables[3][e];
+  };
+  count(kSampleBlock, kSampleEvery);
+  // A sample of zeros only (a chunk that starts with zero padding) says nothing of the rest: then
+  // every element is counted, once, for such chunks alone.
+  if (std::all_of(counts.begin(), counts.end(), [](std::uint32_t c) { return c == 0; })) count(m, m);
   std::array<std::uint32_t, kMaxBase + 1> held{};  // by base: the sampled exponents its window holds
   for (unsigned e = 1; e <= kWindow; ++e) held[1] += counts[e];
   for (unsigned base = 2; base <= kMaxBase; ++base)
@@ -106,7 +112,7 @@ std::size_t Huff10Coder::encode_chunk(std::span<const std::byte> src_bytes, std:
     return 1 + tail;
   }
   // E is a u32: frames hold planes under 4 GiB, and this keeps any other caller honest.
-  if (m > std::numeric_limits<std::uint32_t>::max()) fail("huff10: a chunk of {} elements is over 2^32", m);
+  if (m > std::numeric_limits<std::uint32_t>::max()) fail("huff10: a chunk of {} elements is not under 2^32", m);
   const std::uint8_t base = choose_base(src, m);
   std::uint8_t* out = dst;
   *out++ = kCoded;

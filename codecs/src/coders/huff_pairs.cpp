@@ -169,7 +169,7 @@ std::optional<PairCode> pair_code_worth_using(std::span<const PairSample> sample
   code.lengths = limited_code_lengths(floored, kMaxLength);
 
   // Both codes' bits on the sample, in integers so that every architecture decides alike (the
-  // products below stay under 2^63 for chunks up to 1 GiB). The pair
+  // products below are taken in 128 bits: a plane may hold up to 2^32 bytes). The pair
   // code's lengths were fitted to this sample, which flatters it: each pair symbol is a parameter,
   // charged log2(e) ~ 1.443 bits (Akaike's criterion); without the charge, thinly sampled blocks
   // chose pairs that coded them worse.
@@ -192,9 +192,9 @@ std::optional<PairCode> pair_code_worth_using(std::span<const PairSample> sample
   // In the block's bits (the sample's times n / sampled_bytes): the saving must beat the pair
   // table's extra bytes (m + 1 of header, the chosen bits, 4 bits per pair's length) and a margin
   // of 0.2% of the byte code's bits for the sample's noise.
-  const auto block_bytes = static_cast<std::int64_t>(n);
-  const std::int64_t table =
-      8 * static_cast<std::int64_t>(m + 1 + chosen_bytes(m)) + 4 * std::int64_t{alphabet.pair_count};
+  __extension__ using Wide = __int128;  // GCC and Clang on every 64-bit target
+  const auto block_bytes = static_cast<Wide>(n);
+  const Wide table = 8 * static_cast<Wide>(m + 1 + chosen_bytes(m)) + 4 * Wide{alphabet.pair_count};
   if ((byte_bits - pair_bits) * block_bytes <= table * sampled_bytes + byte_bits * block_bytes / 500)
     return std::nullopt;
   return code;
