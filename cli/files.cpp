@@ -25,6 +25,9 @@ std::string errno_text(int error) { return std::strerror(error); }
 
 Input::Input(const std::string& path) : path_(path) {
   if (path_ == "-") {
+    // What stdin is, so that an output naming the same file (stdin redirected from it) is refused.
+    struct stat info {};
+    if (::fstat(STDIN_FILENO, &info) == 0 && S_ISREG(info.st_mode)) device_ = info.st_dev, inode_ = info.st_ino;
     buffer_.attach(STDIN_FILENO);
     return;
   }

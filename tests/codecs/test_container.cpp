@@ -95,6 +95,18 @@ TEST(Container, MalformedHeadersAndRecordsAreRefused) {
   long_frame[first_length + 3] = 0x7f;
   EXPECT_THROW(read_all(long_frame), Error);
 
+  // A frame whose own header is corrupt: the error names the frame.
+  const std::size_t first_frame = first_length + 4;
+  std::size_t first_size = 0;
+  for (std::size_t i = 0; i < 4; ++i)
+    first_size |= std::size_t{static_cast<unsigned char>(file[first_length + i])} << 8 * i;
+  const std::size_t second_frame = first_frame + first_size + 4;
+  EXPECT_EQ(testing::error_of([&] {
+              read_all(with_byte(file, second_frame + 6, 0));
+            }).rfind("frame 1: corrupt frame: element width 0", 0),
+            0u);
+  EXPECT_EQ(testing::error_of([&] { read_all(with_byte(file, first_frame, 'X')); }).rfind("frame 0: ", 0), 0u);
+
   // The end record must count what the file holds.
   std::string wrong_total = file;
   wrong_total[wrong_total.size() - 16] ^= 1;

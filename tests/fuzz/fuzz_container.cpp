@@ -13,7 +13,9 @@
 #include "wirezip/util/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static std::map<std::string, std::unique_ptr<wirezip::codecs::Codec>> codecs;  // one per spec, reused
+  // One codec per spec, reused; a few dozen at most, as the fuzzer invents new spec texts without end.
+  static std::map<std::string, std::unique_ptr<wirezip::codecs::Codec>> codecs;
+  if (codecs.size() > 64) codecs.clear();
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   try {
     wirezip::codecs::ContainerReader reader(in, {.max_chunk = 1 << 20, .max_original = 4 << 20});

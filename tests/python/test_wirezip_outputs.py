@@ -92,6 +92,16 @@ class Outputs(CliTest):
         self.assertIn("is the input file", line)
         self.ok("decompress", self.packed, "-")  # still intact
 
+    def test_stdin_redirected_from_the_output_is_refused_even_with_hard_links(self):
+        # A file with another link is rewritten in place (truncated first): were it also stdin,
+        # its bytes would be gone before they were read.
+        os.link(self.src, self.path("other.bin"))
+        with open(self.src, "rb") as stdin:
+            result = subprocess.run([WIREZIP, "compress", "-f", "-", self.src], stdin=stdin,
+                                    capture_output=True, timeout=120)
+        self.assertIn("is the input file", self.one_line_failure(result))
+        self.assertEqual(self.read(os.path.basename(self.src)), self.data)
+
     def test_a_null_device_is_written_straight_and_stays_a_device(self):
         null = self.device("null", 1, 3)
         before = os.stat(null)

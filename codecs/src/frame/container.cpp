@@ -12,6 +12,15 @@ namespace wirezip::codecs {
 namespace {
 
 constexpr std::array<char, 4> kMagic = {'W', 'Z', 'C', '1'};
+
+// The header of the file's frame `index`; an error in it names the frame.
+FrameHeader frame_header_of(std::span<const std::byte> frame, std::uint64_t index) {
+  try {
+    return read_frame_header(frame);
+  } catch (const Error& e) {
+    fail("frame {}: {}", index, e.what());
+  }
+}
 constexpr std::size_t kFixedHeader = 18;   // through the spec length
 constexpr std::size_t kEndRecord = 16;     // after the zero length: total bytes, frame count
 constexpr std::size_t kReadStep = 1 << 20;  // a claimed length is trusted only as far as bytes arrive
@@ -75,7 +84,7 @@ std::optional<ContainerFrame> ContainerReader::next() {
   if (short_frame_seen_)
     fail("corrupt file: frame {} follows a frame shorter than the chunk size (only the last may be)", frames_);
   read_exact(frame_, length, fmt::format("frame {}", frames_));
-  ContainerFrame frame{frame_, read_frame_header(frame_)};
+  ContainerFrame frame{frame_, frame_header_of(frame_, frames_)};
   const std::uint64_t size = frame.header.original_size;
   if (size == 0 || size > header_.chunk_bytes)
     fail("frame {}: original size {} is outside [1, {}] (the chunk size)", frames_, size, header_.chunk_bytes);
