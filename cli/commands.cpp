@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -98,39 +97,42 @@ void decompress(const std::string& decoder, const std::string& in_path, const st
 }
 
 void inspect(const std::string& in_path, bool as_json) {
+  // Each frame is printed as it is read, so memory stays flat however many frames the file holds;
+  // the totals come last. A corrupt frame ends the report there, with the error on stderr.
   Input in(in_path);
-  json frames = json::array();
-  json report;
   about(in, [&] {
     ContainerReader reader(in.stream());
+    const auto& header = reader.header();
+    if (as_json)
+      fmt::print("{{\n  \"chunk_bytes\": {},\n  \"codec\": {},\n  \"container_version\": {},\n  \"frames\": [",
+                 header.chunk_bytes, json(header.codec_spec.text()).dump(), codecs::kContainerVersion);
+    else
+      fmt::print("container version {}, codec {}, chunk {} bytes\n", codecs::kContainerVersion,
+                 header.codec_spec.text(), header.chunk_bytes);
     std::uint64_t stored = 0;
     while (auto frame = reader.next()) {
-      frames.push_back(frame_json(*frame));
+      const std::uint64_t index = reader.frames_read() - 1;
+      const json f = frame_json(*frame);
       stored += frame->bytes.size();
+      if (as_json) {
+        fmt::print("{}\n    {}", index == 0 ? "" : ",", f.dump());
+        continue;
+      }
+      fmt::print("frame {}: version {}, coder {}, width {}, {} original bytes ({} tail), {} frame bytes, xxh3 {}\n",
+                 index, f["version"].get<int>(), f["coder"].get<std::string>(), f["width"].get<int>(),
+                 f["original_bytes"].get<std::uint64_t>(), f["tail_bytes"].get<std::uint64_t>(),
+                 f["frame_bytes"].get<std::uint64_t>(), f["checksum"].get<std::string>());
+      for (std::size_t k = 0; k < f["planes"].size(); ++k)
+        fmt::print("  plane {}: {}, {} bytes\n", k, f["planes"][k]["mode"].get<std::string>(),
+                   f["planes"][k]["stored_bytes"].get<std::uint64_t>());
     }
-    report = {{"container_version", codecs::kContainerVersion}, {"codec", reader.header().codec_spec.text()},
-              {"chunk_bytes", reader.header().chunk_bytes},      {"frame_count", reader.frames_read()},
-              {"original_bytes", reader.original_bytes()},       {"frame_bytes", stored},
-              {"frames", frames}};
+    if (as_json)
+      fmt::print("\n  ],\n  \"frame_count\": {},\n  \"frame_bytes\": {},\n  \"original_bytes\": {}\n}}\n",
+                 reader.frames_read(), stored, reader.original_bytes());
+    else
+      fmt::print("{} frames, {} original bytes in {} frame bytes\n", reader.frames_read(), reader.original_bytes(),
+                 stored);
   });
-  if (as_json) {
-    std::cout << report.dump(2) << "\n";
-    return;
-  }
-  fmt::print("container version {}, codec {}, chunk {} bytes: {} frames, {} original bytes in {} frame bytes\n",
-             report["container_version"].get<int>(), report["codec"].get<std::string>(),
-             report["chunk_bytes"].get<std::uint64_t>(), report["frame_count"].get<std::uint64_t>(),
-             report["original_bytes"].get<std::uint64_t>(), report["frame_bytes"].get<std::uint64_t>());
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    const json& f = frames[i];
-    fmt::print("frame {}: version {}, coder {}, width {}, {} original bytes ({} tail), {} frame bytes, xxh3 {}\n", i,
-               f["version"].get<int>(), f["coder"].get<std::string>(), f["width"].get<int>(),
-               f["original_bytes"].get<std::uint64_t>(), f["tail_bytes"].get<std::uint64_t>(),
-               f["frame_bytes"].get<std::uint64_t>(), f["checksum"].get<std::string>());
-    for (std::size_t k = 0; k < f["planes"].size(); ++k)
-      fmt::print("  plane {}: {}, {} bytes\n", k, f["planes"][k]["mode"].get<std::string>(),
-                 f["planes"][k]["stored_bytes"].get<std::uint64_t>());
-  }
 }
 
 void extract_plane(std::uint64_t plane, const std::string& in_path, const std::string& out_path,

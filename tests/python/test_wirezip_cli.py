@@ -5,6 +5,7 @@ import os
 import random
 import struct
 import subprocess
+import sys
 import tempfile
 import unittest
 import zlib
@@ -107,10 +108,26 @@ class Inspect(CliTest):
 
     def test_text_names_the_same_fields(self):
         text = self.ok("inspect", self.compress("bytegroup+lz4", "1MiB")).decode()
-        self.assertIn("container version 1, codec bytegroup+lz4, chunk 1048576 bytes: 1 frames, 300001 original", text)
+        self.assertTrue(text.startswith("container version 1, codec bytegroup+lz4, chunk 1048576 bytes\n"), text)
+        self.assertRegex(text, r"\n1 frames, 300001 original bytes in \d+ frame bytes\n$")
         self.assertRegex(text, r"frame 0: version 4, coder lz4, width 2, 300001 original bytes \(1 tail\), "
                                r"\d+ frame bytes, xxh3 [0-9a-f]{16}")
         self.assertRegex(text, r"  plane 1: coded, \d+ bytes")
+
+    def test_memory_stays_flat_however_many_frames(self):
+        # 200 000 one-byte frames: each is printed as it is read, none is kept.
+        with open(self.src, "wb") as f:
+            f.write(bytes(range(256)) * 782)
+        packed = self.compress("memcpy", "1")
+        measure = ("import resource, subprocess, sys\n"
+                   "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, timeout=120)\n"
+                   "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        for args in (["inspect", packed], ["inspect", "--json", packed]):
+            result = subprocess.run([sys.executable, "-c", measure, WIREZIP, *args], capture_output=True,
+                                    timeout=180, check=True)
+            status, peak_kib = map(int, result.stdout.split())
+            self.assertEqual(status, 0, args)
+            self.assertLess(peak_kib, 32 << 10, args)  # a kept record per frame took ~1 KB each
 
     def test_constant_planes_cost_one_byte(self):
         with open(self.src, "wb") as f:

@@ -45,6 +45,18 @@ class FramedCodec final : public Codec {
     return hash_.digest();
   }
 
+  // Where plane k (width > 1) is decoded: its part of scratch_. Fuzz builds give each plane an
+  // allocation of its own, exactly its size, so that AddressSanitizer catches a coder writing past
+  // its plane instead of into the next one.
+  std::span<std::byte> plane_target(std::size_t k, std::size_t plane) {
+#if defined(FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION)
+    fuzz_planes_[k] = std::vector<std::byte>(plane);
+    return fuzz_planes_[k];
+#else
+    return std::span(scratch_).subspan(k * plane, plane);
+#endif
+  }
+
   std::string spec_;
   std::size_t width_;
   PlaneLayout layout_;  // byte planes or the exponent split
@@ -52,6 +64,9 @@ class FramedCodec final : public Codec {
   std::vector<std::byte> scratch_;     // split planes (compress) or decoded planes (decompress)
   std::vector<std::byte> probe_;       // samples of each plane, to choose raw planes before the split
   ChecksumStream hash_;
+#if defined(FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION)
+  std::array<std::vector<std::byte>, kMaxElementWidth> fuzz_planes_;
+#endif
 };
 
 // True when every byte equals the first. Comparing the plane with itself shifted by one stops at the
@@ -169,7 +184,7 @@ std::size_t FramedCodec::decompress(std::span<const std::byte> src, std::span<st
     const PlaneEntry& entry = header.planes[k];
     const std::byte* in = src.data() + offsets[k];
     // With one plane, decode straight into the destination; otherwise into scratch, then merge.
-    std::span<std::byte> target = width_ == 1 ? whole : std::span(scratch_).subspan(k * plane, plane);
+    std::span<std::byte> target = width_ == 1 ? whole : plane_target(k, plane);
     if (entry.mode == PlaneMode::coded && width_ == 1) {
       hash_.reset();
       coder_->decode_hashed({in, entry.stored_size}, target, hash_);  // the coder hashes as it restores
