@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <numeric>
 #include <random>
 
@@ -61,17 +62,25 @@ TEST(Huff12, EverySymbolSeenNeedsNoEscape) {
   EXPECT_EQ(static_cast<unsigned>(coded[5]) & 0xf, 12u);  // symbol 0's code length
 }
 
-// 1 MiB whose second half holds the same weights 2^-10 as large: two tensors of different scales.
-std::vector<std::byte> two_scales() {
+// 1 MiB of weights cut into equal parts, part k made 2^-octaves[k] as large: tensors of different
+// scales in one chunk.
+std::vector<std::byte> scaled_parts(std::initializer_list<unsigned> octaves) {
   const auto weights = datasets::load_dataset("synthetic:weights:size=1MiB:seed=4").bytes;
   std::vector<std::byte> bytes(weights.begin(), weights.end());
-  for (std::size_t i = bytes.size() / 2; i < bytes.size(); i += 2) {
-    const unsigned e = static_cast<unsigned>(bytes[i]) | static_cast<unsigned>(bytes[i + 1]) << 8;
-    const unsigned smaller = (e & 0x7f80) > (10u << 7) ? e - (10u << 7) : e;
-    bytes[i] = static_cast<std::byte>(smaller & 0xff), bytes[i + 1] = static_cast<std::byte>(smaller >> 8);
+  const std::size_t part = bytes.size() / octaves.size();
+  std::size_t begin = 0;
+  for (unsigned shift : octaves) {
+    for (std::size_t i = begin; i < begin + part; i += 2) {
+      const unsigned e = static_cast<unsigned>(bytes[i]) | static_cast<unsigned>(bytes[i + 1]) << 8;
+      const unsigned smaller = (e & 0x7f80) > (shift << 7) ? e - (shift << 7) : e;
+      bytes[i] = static_cast<std::byte>(smaller & 0xff), bytes[i + 1] = static_cast<std::byte>(smaller >> 8);
+    }
+    begin += part;
   }
   return bytes;
 }
+// The second half 2^-10 as large: two tensors.
+std::vector<std::byte> two_scales() { return scaled_parts({0, 10}); }
 
 TEST(Huff12, AChunkThatSpansTwoScalesIsCodedAsBlocks) {
   const auto input = two_scales();
@@ -83,6 +92,25 @@ TEST(Huff12, AChunkThatSpansTwoScalesIsCodedAsBlocks) {
   const std::size_t halves = encode(*coder, std::span(input).first(input.size() / 2)).size() +
                              encode(*coder, std::span(input).subspan(input.size() / 2)).size();
   EXPECT_LT(coded.size(), halves + halves / 500);
+}
+
+TEST(Huff12, AChunkOfFourScalesIsCodedAsFourBlocks) {
+  const auto input = scaled_parts({0, 12, 4, 16});
+  auto coder = make_huff12_coder();
+  const auto coded = encode(*coder, input);
+  ASSERT_EQ(static_cast<unsigned>(coded[0]), 2u);  // blocks
+  ASSERT_EQ(static_cast<unsigned>(coded[1]), 4u);  // four of them
+  EXPECT_EQ(decode(*coder, coded, input.size()), input);
+  auto codec = make_codec("huff12");
+  std::vector<std::byte> frame(codec->max_compressed_size(input.size()));
+  frame.resize(codec->compress(input, frame));
+  const std::size_t at = FrameHeader::header_size(1);
+  for (std::size_t i = at; i < at + 64; ++i) {  // the block count and sizes, the first block's table
+    SCOPED_TRACE(i);
+    auto bad = frame;
+    bad[i] ^= std::byte{0x10};
+    expect_rejected_or_exact(*codec, bad, input);
+  }
 }
 
 TEST(Huff12, CorruptOrTruncatedBlocksAreErrorsOrExact) {
