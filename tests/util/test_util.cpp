@@ -68,6 +68,8 @@ TEST(Spec, RejectsUnknownOptionsAndBadValues) {
   EXPECT_THROW(parse_spec_part("zstd:=1"), Error);
   SpecPart range = parse_spec_part("lz4:accel=0");
   EXPECT_THROW(range.take_int("accel", 1, 1, 10), Error);
+  EXPECT_EQ(testing::error_of([] { parse_spec_part("zstd:level=1:level=19"); }),
+            "option 'level' given twice in 'zstd:level=1:level=19'");
 }
 
 

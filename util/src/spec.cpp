@@ -32,8 +32,9 @@ SpecPart parse_spec_part(std::string_view text) {
       part.positional.push_back(word);
     } else if (eq == 0) {
       fail("option without a name in '{}'", text);
-    } else {
-      part.options[word.substr(0, eq)] = word.substr(eq + 1);
+    } else if (!part.options.emplace(word.substr(0, eq), word.substr(eq + 1)).second) {
+      // Which of the two was meant is unknowable; keeping either would hide the other.
+      fail("option '{}' given twice in '{}'", word.substr(0, eq), shown(text));
     }
   }
   return part;
