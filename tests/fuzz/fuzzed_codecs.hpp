@@ -42,6 +42,9 @@ inline constexpr std::array kFuzzedCodecs = {
     "bytegroup:split=exponent:format=fp32+ans:context=exponent",  //
     "huff12",                                                     // 30: 12-bit symbols, escapes
     "huff10",                                                     // 31: exponent windows, escapes
+    "bytegroup:split=exponent",                                   // 32: the split's planes stored raw
+    "bytegroup:split=exponent:format=fp16+ans:context=exponent",  // fp16's 5-bit exponent contexts
+    "bytegroup:width=16+huff",                                    // the widest frame header
 };
 
 }  // namespace wirezip::fuzz
