@@ -18,13 +18,14 @@
 
 #include "codec_case.hpp"
 #include "context.hpp"
-#include "help.hpp"
 #include "failure_summary.hpp"
+#include "help.hpp"
 #include "instruction_counter.hpp"
 #include "max_rss.hpp"
 #include "per_tensor.hpp"
 #include "repeated_case.hpp"
 #include "windowed_dataset.hpp"
+#include "wirezip/codecs/container.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/entropy.hpp"
 #include "wirezip/codecs/registry.hpp"
@@ -57,7 +58,7 @@ Config parse_config(const std::string& codecs, const std::string& datasets, cons
   }
   for (const std::string& spec : specs) config.codecs.push_back(codecs::parse_codec_spec(spec));  // bad ones fail now
   config.datasets = flag::spec_list("--datasets", datasets);
-  config.chunks = flag::sizes("--chunks", chunks, 1);
+  config.chunks = flag::sizes("--chunks", chunks, 1, codecs::ContainerLimits{}.max_chunk);  // as wirezip --chunk
   const std::vector<int> allowed = cpus::allowed();
   if (!cpu_list.empty()) config.cpus = cpus::parse("--cpus", cpu_list, allowed);
   if (threads == "all") {  // a scaling sweep over the CPUs the threads may use

@@ -28,6 +28,7 @@
 #include "repeated_case.hpp"
 #include "wake_probe.hpp"
 #include "windowed_dataset.hpp"
+#include "wirezip/codecs/container.hpp"
 #include "wirezip/codecs/decoders.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/cpus.hpp"
@@ -130,7 +131,7 @@ Axes check_axes(const Flags& f) {
     axes.codec_specs.push_back(!f.decoder.empty() && !f.link.serve ? spec.with_decoder(f.decoder) : std::move(spec));
   }
   for (const std::string& p : flag::list("--pages", f.pages)) axes.pages.push_back(rdma::parse_page_policy(p));
-  axes.chunks = flag::sizes("--chunks", f.chunks, 1);
+  axes.chunks = flag::sizes("--chunks", f.chunks, 1, codecs::ContainerLimits{}.max_chunk);  // as wirezip --chunk
   axes.datasets = flag::spec_list("--datasets", f.datasets);
   return axes;
 }

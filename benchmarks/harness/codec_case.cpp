@@ -31,7 +31,7 @@ ThreadChunks chunks_for_thread(const CodecCase& config, const codecs::Codec& cod
     mine.originals.push_back(piece);
     mine.original_bytes += piece.size();
   }
-  mine.make_frames(mine.originals.size(), codec.max_compressed_size(chunk));
+  mine.make_frames(mine.originals.size(), codec.max_compressed_size(std::min(chunk, all.size())));  // the largest piece
   mine.frame_sizes.assign(mine.originals.size(), 0);
   return mine;
 }

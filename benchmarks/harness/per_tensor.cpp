@@ -53,8 +53,8 @@ std::uint64_t compressed_size(codecs::Codec& codec, std::span<const std::byte> p
     frame.resize(codec.max_compressed_size(data.size()));
     const std::size_t size = codec.compress(data, frame);
     restored.resize(data.size());
-    codec.decompress(std::span(frame).first(size), restored);
-    if (!std::equal(data.begin(), data.end(), restored.begin()))
+    const std::size_t back = codec.decompress(std::span(frame).first(size), restored);
+    if (back != data.size() || !std::equal(data.begin(), data.end(), restored.begin()))
       fail("{}: round trip mismatch in the chunk at byte {} of a tensor", codec.spec(), offset + at);
     total += size;
   }

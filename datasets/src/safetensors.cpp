@@ -57,19 +57,12 @@ std::uint64_t load_le64(const std::byte* p) {
   return value;
 }
 
-// A string from the file as it may appear in a message: at most 64 bytes, anything outside
-// printable ASCII escaped, so a hostile name can neither flood the log nor drive the terminal.
+// A string from the file as it may appear in a message: at most 64 bytes and escaped (error.hpp),
+// with its length where it was cut.
 std::string shown(std::string_view text) {
   constexpr std::size_t kShown = 64;
-  std::string out;
-  for (char c : text.substr(0, kShown)) {
-    auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x7f || c == '\\')
-      out += fmt::format("\\x{:02x}", byte);
-    else
-      out += c;
-  }
-  if (text.size() > kShown) out += fmt::format("... ({} bytes)", text.size());
+  std::string out = wirezip::shown(text, kShown);
+  if (text.size() > kShown) out += fmt::format(" ({} bytes)", text.size());
   return out;
 }
 

@@ -187,6 +187,11 @@ TEST_F(FilesTest, MalformedEntriesGiveClearErrors) {
   expect_bad_tensor(R"({"dtype":"F16","shape":[4294967296,4294967296],"data_offsets":[0,8]})", eight, "more than 2^64");
   expect_bad_tensor(R"({"dtype":"I8","shape":[8],"data_offsets":[0,8]})", eight, "dtype I8, which is not supported");
   expect_bad_tensor(R"({"dtype":"FOO","shape":[8],"data_offsets":[0,8]})", eight, "unknown dtype 'FOO'");
+  // The data set's own checks escape names as the header's do: no terminal escape reaches stderr.
+  const std::string hostile =
+      write("hostile.safetensors",
+            safetensors(R"({"\u001b]0;x\u0007":{"dtype":"I8","shape":[8],"data_offsets":[0,8]}})", eight));
+  expect_error("safetensors:" + hostile, {"tensor '\\x1b]0;x\\x07' has dtype I8"});
   expect_bad_tensor(R"({"shape":[8],"data_offsets":[0,8]})", eight, "tensor 'w': missing \"dtype\"");
   expect_bad_tensor(R"({"dtype":7,"shape":[8],"data_offsets":[0,8]})", eight, "\"dtype\" must be a string");
   expect_bad_tensor(R"({"dtype":"BF16","shape":[-4],"data_offsets":[0,8]})", eight, "non-negative integers, found -4");

@@ -120,6 +120,7 @@ class BenchCodecErrors(unittest.TestCase):
                                       (["--threads=-1"], "--threads: '-1' is not a whole number"),
                                       (["--threads=1,,2"], "--threads: empty item"),
                                       (["--chunks=0"], "--chunks: '0' is less than the minimum"),
+                                      (["--chunks=2GiB"], "--chunks: '2GiB' is more than the maximum, 1GiB"),
                                       (["--chunks=-1"], "--chunks: bad size '-1'"),
                                       # an empty value must not take the next argument as its value
                                       (["--chunks=", "--threads=2"], "--chunks: no value"),

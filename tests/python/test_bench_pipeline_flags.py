@@ -22,6 +22,7 @@ class ExitStatus(unittest.TestCase):
                                       (["--workers=0"], "--workers: '0' is not a whole number"),
                                       (["--workers=-2"], "--workers: '-2' is not a whole number"),
                                       (["--chunks=0"], "--chunks: '0' is less than the minimum"),
+                                      (["--chunks=2GiB"], "--chunks: '2GiB' is more than the maximum, 1GiB"),
                                       (["--chunks=256KiB,"], "--chunks: empty item"),
                                       # an empty value must not take the next argument as its value
                                       (["--chunks=", "--depth=2"], "--chunks: no value"),

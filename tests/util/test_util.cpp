@@ -51,6 +51,12 @@ TEST(Size, ListsAndFormats) {
   EXPECT_EQ(format_size(0), "0B");
 }
 
+TEST(Shown, ShortensAndEscapesUntrustedText) {
+  EXPECT_EQ(shown("plain text"), "plain text");
+  EXPECT_EQ(shown(std::string(100, 'a'), 4), "aaaa...");
+  EXPECT_EQ(shown("\x1b]0;x\x07 a\\b \xc3\xa9"), "\\x1b]0;x\\x07 a\\x5cb \\xc3\\xa9");
+}
+
 TEST(Spec, SplitsNamePositionalAndOptions) {
   SpecPart part = parse_spec_part("synthetic:weights:size=64MiB:seed=1");
   EXPECT_EQ(part.name, "synthetic");

@@ -13,10 +13,20 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Text from a command line, file or peer as an error line shows it: the first `limit` characters,
-// then "..." when there was more, so a 100 KB argument cannot flood the line.
+// Text from a command line, file or peer as an error line shows it: the first `limit` bytes, then
+// "..." when there was more, so a 100 KB argument cannot flood the line; bytes outside printable
+// ASCII (and the backslash) as \xNN, so a hostile name cannot drive the terminal.
 inline std::string shown(std::string_view text, std::size_t limit = 80) {
-  return text.size() <= limit ? std::string(text) : std::string(text.substr(0, limit)) + "...";
+  std::string out;
+  for (char c : text.substr(0, limit)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f || c == '\\')
+      out += fmt::format("\\x{:02x}", byte);
+    else
+      out += c;
+  }
+  if (text.size() > limit) out += "...";
+  return out;
 }
 
 template <typename... Args>
