@@ -144,9 +144,14 @@ class ReceiverRun {
       if (inline_decode_)
         inline_codec_ = c.decode_spec_.make();
       else
-        for (int w = 0; w < config_.workers; ++w) {
-          workers_.emplace_back([this] { work(); });
-          threads::name_thread(workers_.back(), "wz-decode");
+        try {
+          for (int w = 0; w < config_.workers; ++w) {
+            workers_.emplace_back([this] { work(); });
+            threads::name_thread(workers_.back(), "wz-decode");
+          }
+        } catch (...) {
+          todo_.close();  // a thread that could not start: those that did return, and are joined
+          throw;
         }
     }
     // This run's decoding workers end with it. 0 stays 0: /proc could not be read.
@@ -222,7 +227,13 @@ void ReceiverRun::work() {
 }
 
 void ReceiverRun::report_failure(std::size_t index, const std::string& what) {
-  case_.endpoint_.post_write(0, 0, 0, wire::imm(wire::Kind::failed, 0, std::min<std::size_t>(index, wire::kMaxValue)));
+  // Telling the sender is best effort: on a link that has already failed, the post's own error
+  // would replace the one that names what was wrong.
+  try {
+    case_.endpoint_.post_write(0, 0, 0,
+                               wire::imm(wire::Kind::failed, 0, std::min<std::size_t>(index, wire::kMaxValue)));
+  } catch (const Error&) {
+  }
   // kMaxValue: the failure came before any header or immediate named the chunk.
   if (index >= wire::kMaxValue) fail("pipeline: a chunk notification failed: {}", what);
   fail("pipeline: chunk {} failed: {}", index, what);

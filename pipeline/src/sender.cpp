@@ -366,9 +366,14 @@ Result run_overlap(SenderRun& run, const Config& config) {
     WorkQueue<Finished>& ready;
     ~CloseOnExit() { free.close(), ready.close(); }
   };
-  for (int w = 0; w < config.workers; ++w) {
-    workers.emplace_back(work);
-    threads::name_thread(workers.back(), "wz-compress");
+  try {
+    for (int w = 0; w < config.workers; ++w) {
+      workers.emplace_back(work);
+      threads::name_thread(workers.back(), "wz-compress");
+    }
+  } catch (...) {
+    CloseOnExit closer{free, ready};  // a thread that could not start: those that did return, and are joined
+    throw;
   }
   Clock::time_point end;
   {

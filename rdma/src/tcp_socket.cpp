@@ -10,8 +10,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "wirezip/util/error.hpp"
@@ -25,8 +28,10 @@ std::string error_text() { return std::strerror(errno); }
 
 int poll_one(int fd, short events, Millis timeout) {
   pollfd p{fd, events, 0};
+  // poll() takes an int of milliseconds; a longer wait must not wrap to a negative (endless) one.
+  const int wait = static_cast<int>(std::clamp<std::int64_t>(timeout.count(), 0, std::numeric_limits<int>::max()));
   int rc;
-  do rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  do rc = ::poll(&p, 1, wait);
   while (rc < 0 && errno == EINTR);
   if (rc < 0) fail("poll: {}", error_text());
   return rc;

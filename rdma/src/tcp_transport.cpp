@@ -145,7 +145,11 @@ void TcpEndpoint::read_remote(std::size_t remote_offset, std::span<std::byte> in
     read_pending_ = true;
     read_done_ = false;
   }
-  enqueue({{Frame::read_request, 0, remote_offset, into.size()}, nullptr});
+  try {
+    enqueue({{Frame::read_request, 0, remote_offset, into.size()}, nullptr});
+  } catch (const Error& e) {
+    abandon_read(e.what());  // the reader must not keep `into` as its target once this returns
+  }
   // The response comes after every write posted before it: the stream is ordered.
   for (auto deadline = std::chrono::steady_clock::now() + state_.timeout(); !read_done_;) {
     try {
@@ -171,8 +175,15 @@ void TcpEndpoint::abandon_read(const std::string& reason) {
 
 void TcpEndpoint::enqueue(const Outgoing& frame) {
   std::unique_lock lock(out_mutex_);
-  if (out_.size() >= kMaxQueued)
-    fail("tcp link: the peer does not read what it asks for ({} frames queued for it)", out_.size());
+  if (out_.size() >= kMaxQueued) {
+    // The link is over: every wait on it (in-flight writes, a read) ends with this, not a timeout.
+    const std::string reason =
+        fmt::format("the peer does not read what it asks for ({} frames queued for it)", out_.size());
+    lock.unlock();
+    state_.fail_link(reason);
+    socket_.shutdown_both();
+    fail("tcp link: {}", reason);
+  }
   if (frame.payload_bytes() > 0 || !out_.empty() || sending_) {
     out_.push_back(frame);
     lock.unlock();
