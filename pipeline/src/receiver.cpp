@@ -73,12 +73,23 @@ class ReceiverCase {
   // slot naming it is refused, never decoded over the first. Decoding workers claim concurrently.
   bool claim(std::size_t index) { return claimed_[index].exchange(1) == 0; }
   // A chunk notification's slot: one of the case's, and free (its last chunk credited).
-  std::size_t claim_slot(std::uint32_t imm) {
-    const std::size_t slot = wire::slot_of(imm);
+  // The slot a chunk's write names, and what the write itself says: where it landed (tcp and mem
+  // report it; a verbs completion does not) and how much it brought, checked against the header
+  // when the chunk is decoded. A stale slot or a write elsewhere must not pass for a delivery.
+  std::size_t claim_slot(const rdma::Arrival& arrival) {
+    const std::size_t slot = wire::slot_of(arrival.imm);
     const std::size_t window = config_.mode == Mode::serial ? 1 : config_.depth;
     if (slot >= window) fail("chunk notification names slot {}, the case has {}", slot, window);
     if (slot_busy_[slot]) fail("chunk notification for slot {} before its credit went back", slot);
+    const std::size_t at = slots_at_ + slot * slot_bytes_;
+    if (endpoint_.kind() != rdma::TransportKind::verbs && arrival.offset != at)
+      fail("chunk notification for slot {} came with a write at offset {}, the slot is at {}", slot, arrival.offset,
+           at);
+    if (arrival.length < wire::kChunkHeaderSize || arrival.length > slot_bytes_)
+      fail("chunk notification for slot {} came with a write of {} bytes ({} to {})", slot, arrival.length,
+           wire::kChunkHeaderSize, slot_bytes_);
     slot_busy_[slot] = true;
+    slot_length_[slot] = arrival.length;
     return slot;
   }
 
@@ -91,6 +102,7 @@ class ReceiverCase {
   const bool frames_;                    // its codec verifies each frame's checksum as it decodes
   std::vector<std::atomic<std::uint8_t>> claimed_;  // per chunk: 1 once a slot named it
   std::vector<bool> slot_busy_;
+  std::vector<std::size_t> slot_length_;                     // bytes the write into each busy slot brought
   std::vector<std::size_t> credits_due_;                     // slots done with, whose credits have not gone yet
   std::atomic<std::int64_t> hash_ns_{0}, decode_cpu_ns_{0};  // decoding workers add at once
   std::int64_t credit_ns_ = 0;
@@ -109,6 +121,9 @@ std::int64_t ReceiverCase::decode(codecs::Codec& codec, std::size_t slot, std::s
   if (header.compressed_bytes > slot_bytes_ - wire::kChunkHeaderSize)
     fail("chunk {}: header.compressed_bytes = {} is over the {}-byte slot", header.index, header.compressed_bytes, slot_bytes_);
   if (header.codec_tag != tag_) fail("chunk {}: header.codec_tag = {:#x} is not this case's codec", header.index, header.codec_tag);
+  if (slot_length_[slot] != wire::kChunkHeaderSize + header.compressed_bytes)
+    fail("chunk {}: header.compressed_bytes = {}, but the write that brought it held {} bytes", header.index,
+         header.compressed_bytes, slot_length_[slot]);
   const auto out = bytes.subspan(header.index * config_.chunk_bytes, expected);
   const auto frame = in.subspan(wire::kChunkHeaderSize, header.compressed_bytes);
   const std::size_t restored = codec.decompress(frame, out);
@@ -135,6 +150,7 @@ class ReceiverRun {
         inline_decode_(config_.mode == Mode::serial || config_.workers == 1) {
     c.claimed_ = std::vector<std::atomic<std::uint8_t>>(c.chunks_);
     c.slot_busy_.assign(config_.depth, false);
+    c.slot_length_.assign(config_.depth, 0);
     c.credits_due_.clear();
     c.hash_ns_ = 0;
     c.decode_cpu_ns_ = 0;
@@ -255,7 +271,7 @@ void ReceiverRun::handle(const rdma::Arrival& arrival) {
       arrived_ = completed_ = case_.chunks_;
       return;
     }
-    const std::size_t slot = case_.claim_slot(arrival.imm);
+    const std::size_t slot = case_.claim_slot(arrival);
     if (config_.mode == Mode::link) {  // a link-only run: nothing to decode
       index = wire::value_of(arrival.imm);
       if (index >= case_.chunks_ || !case_.claim(index))

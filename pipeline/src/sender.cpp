@@ -113,6 +113,8 @@ class SenderRun {
       switch (wire::kind_of(arrival->imm)) {
         case wire::Kind::credit:
           if (raw_) fail("pipeline: the receiver sent a credit in a raw run, which has none");
+          if (arrival->length != 0)
+            fail("pipeline: a credit that wrote {} bytes (credits carry none)", arrival->length);
           for (const std::size_t s : wire::credited_slots(arrival->imm, outstanding_.size())) {
             if (!outstanding_[s]) fail("pipeline: the receiver sent a credit for slot {}, which is not out", s);
             outstanding_[s] = false;
@@ -126,6 +128,8 @@ class SenderRun {
             fail("pipeline: the receiver said finished with {} of {} {}", done, chunks_,
                  raw_ ? "chunks written" : "credits back");
           if (arrival->length != wire::kRunReportSize) fail("pipeline: a run report of {} bytes", arrival->length);
+          if (endpoint_.kind() != rdma::TransportKind::verbs && arrival->offset != slots_at_)
+            fail("pipeline: a run report written at offset {}, not slot 0 at {}", arrival->offset, slots_at_);
           report_ = wire::read_report(slot(0), report_limits());
           finished_ = true;
           break;

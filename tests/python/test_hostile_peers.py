@@ -294,13 +294,23 @@ class PipelineCases(ServerTest):
             self.assertTrue(fp.closed_by_peer(link.sock))
         self.survived(server, "link 2 ended: pipeline: a chunk arrived before any case")
         link, *_ = fp.session(server.port, 8 << 20, depth=4)
-        with link.sock:  # a chunk notification for a slot that holds no chunk
+        with link.sock:  # a chunk notification whose write went elsewhere: slot 1 holds a stale chunk, or none
             link.notify(fp.imm(fp.START), fp.case_record(fp.OVERLAP, depth=2, spec=b"lz4"))
             self.assertEqual(link.next_notify().imm, fp.imm(fp.READY))
-            link.notify(fp.imm(fp.CHUNK, slot=1, value=0))  # slot 1 holds no chunk header: the chunk fails
+            link.notify(fp.imm(fp.CHUNK, slot=1, value=0))
             self.assertEqual(kind := fp.kind_of(link.next_notify().imm), fp.FAILED, kind)
             self.assertTrue(fp.closed_by_peer(link.sock))
-        self.survived(server, "link 3 ended: pipeline: a chunk notification failed: chunk header.magic = 0x00000000")
+        self.survived(server, "link 3 ended: pipeline: a chunk notification failed: chunk notification for slot 1 "
+                              "came with a write at offset 0, the slot is at ")
+        link, *_ = fp.session(server.port, 8 << 20, depth=4)
+        with link.sock:  # a write into the slot that holds no chunk header: the chunk fails
+            link.notify(fp.imm(fp.START), fp.case_record(fp.OVERLAP, depth=2, spec=b"lz4"))
+            self.assertEqual(link.next_notify().imm, fp.imm(fp.READY))
+            slot_0 = 1 << 20  # the 1 MiB tensor, rounded up to a page: where the slots begin
+            link.notify(fp.imm(fp.CHUNK, slot=0, value=0), bytes(32), offset=slot_0)
+            self.assertEqual(kind := fp.kind_of(link.next_notify().imm), fp.FAILED, kind)
+            self.assertTrue(fp.closed_by_peer(link.sock))
+        self.survived(server, "link 4 ended: pipeline: a chunk notification failed: chunk header.magic = 0x00000000")
         self.honest_run(server, PIPELINE)
 
 
