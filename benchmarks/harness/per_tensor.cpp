@@ -68,7 +68,13 @@ std::uint64_t piece_bytes(const PerTensorConfig& config) {
   std::uint64_t unit = 2;
   for (std::uint64_t chunk : config.chunks)
     unit = checked_mul(unit / std::gcd(unit, chunk), chunk, "the least common multiple of the chunk sizes");
-  return std::max(unit, config.window_bytes / unit * unit);
+  // The piece is what memory holds of a tensor: never more than the window.
+  if (unit > config.window_bytes)
+    fail(
+        "--per-tensor: a piece must hold a whole number of every chunk size, {} bytes, which is over "
+        "--window={} (choose chunk sizes that divide one another, or a larger window)",
+        unit, config.window_bytes);
+  return config.window_bytes / unit * unit;
 }
 
 // What the pieces of one tensor add up to, per chunk size: the bounds' coded bits and each codec's

@@ -37,6 +37,11 @@ RunDataset load_run_dataset(const std::string& spec, std::uint64_t window, const
     out.reader.reset();
     return out;
   }
+  // Before the pass over the whole file, not per case after it: no case could read such a chunk.
+  for (std::uint64_t chunk : chunks)
+    if (chunk > window)
+      fail("--window={} cannot hold one {}-byte chunk of '{}' ({} bytes, read a window at a time)", window, chunk,
+           shown(spec), out.reader->size());
   out.facts = window_facts(*out.reader, window, chunks);
   return out;
 }

@@ -137,6 +137,16 @@ class PerTensorShards(unittest.TestCase):
         self.assertEqual(whole["tensors"], pieces["tensors"])  # every field of every record, in the same order
         self.assertEqual(whole["context"][f"dataset_sha256:{model}"], pieces["context"][f"dataset_sha256:{model}"])
 
+    def test_chunk_sizes_whose_pieces_pass_the_window_are_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model, _, _ = write_window_datasets(tmp)
+            result = subprocess.run([BENCH, "--per-tensor", f"--per-tensor-out={tmp}/p.json", "--codecs=lz4",
+                                     f"--datasets={model}", "--chunks=64KiB,1000001", "--window=1GiB"],
+                                    capture_output=True, text=True, timeout=300)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("a piece must hold a whole number of every chunk size, 65536065536 bytes, which is over "
+                      "--window=1073741824", result.stderr)
+
     def test_a_regex_that_some_shards_do_not_match_selects_from_the_others(self):
         with tempfile.TemporaryDirectory() as tmp:
             model, shards, _ = write_window_datasets(tmp)
@@ -153,6 +163,14 @@ class WindowUsage(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             one_line_error(self, BENCH, [f"--datasets=safetensors:{tmp}/*.safetensors", "--codecs=lz4"],
                            "matches no file")
+
+    def test_a_chunk_over_the_window_is_refused_before_the_file_is_read(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = os.path.join(tmp, "raw.bf16")
+            with open(raw, "wb") as f:
+                f.write(bytes(4 << 20))
+            one_line_error(self, BENCH, [f"--datasets=file:{raw}", "--window=1MiB", "--chunks=2MiB", "--codecs=lz4"],
+                           "--window=1048576 cannot hold one 2097152-byte chunk of 'file:")
 
     def test_a_window_of_zero_is_a_usage_error(self):
         one_line_error(self, BENCH, ["--window=0", "--codecs=lz4"], "--window")
