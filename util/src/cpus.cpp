@@ -18,7 +18,7 @@ int cpu_number(std::string_view flag, std::string_view text) {
   int value = -1;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < 0)
-    fail("{}: '{}' is not a CPU number (expected a list like 0-3,8)", flag, text);
+    fail("{}: '{}' is not a CPU number (expected a list like 0-3,8)", flag, shown(text));
   return value;
 }
 

@@ -74,8 +74,8 @@ std::uint64_t size(std::string_view flag, std::string_view text, std::uint64_t m
   } catch (const Error& e) {
     fail("{}: {}", flag, e.what());
   }
-  if (bytes < min) fail("{}: '{}' is less than the minimum, {}", flag, text, format_size(min));
-  if (bytes > max) fail("{}: '{}' is more than the maximum, {}", flag, text, format_size(max));
+  if (bytes < min) fail("{}: '{}' is less than the minimum, {}", flag, shown(text), format_size(min));
+  if (bytes > max) fail("{}: '{}' is more than the maximum, {}", flag, shown(text), format_size(max));
   return bytes;
 }
 

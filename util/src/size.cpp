@@ -27,8 +27,10 @@ constexpr std::array<Unit, 10> kUnits{{{"KiB", 1ull << 10},
                                        {"B", 1ull}}};
 
 [[noreturn]] void bad_size(std::string_view text) {
-  fail("bad size '{}': expected a whole number of bytes with an optional unit (B, KiB, MiB, GiB, KB, MB, GB), e.g. 64KiB",
-       text);
+  fail(
+      "bad size '{}': expected a whole number of bytes with an optional unit (B, K, KiB, M, MiB, GiB, TiB, KB, MB, "
+      "GB), e.g. 64KiB",
+      shown(text));
 }
 
 }  // namespace

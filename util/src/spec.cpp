@@ -55,7 +55,7 @@ std::int64_t SpecPart::take_int(const std::string& key, std::int64_t fallback, s
   std::int64_t value = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
   if (ec != std::errc{} || end != text->data() + text->size() || value < min || value > max)
-    fail("{}: option {}={} must be an integer in [{}, {}]", name, key, *text, min, max);
+    fail("{}: option {}={} must be an integer in [{}, {}]", name, key, shown(*text), min, max);
   return value;
 }
 
