@@ -9,6 +9,7 @@
 #include "wirezip/codecs/container.hpp"
 #include "wirezip/codecs/registry.hpp"
 #include "wirezip/util/error.hpp"
+#include "wirezip/util/little_endian.hpp"
 
 namespace wirezip::codecs {
 namespace {
@@ -97,9 +98,7 @@ TEST(Container, MalformedHeadersAndRecordsAreRefused) {
 
   // A frame whose own header is corrupt: the error names the frame.
   const std::size_t first_frame = first_length + 4;
-  std::size_t first_size = 0;
-  for (std::size_t i = 0; i < 4; ++i)
-    first_size |= std::size_t{static_cast<unsigned char>(file[first_length + i])} << 8 * i;
+  const std::size_t first_size = load_le<std::uint32_t>(std::as_bytes(std::span(file)), first_length);
   const std::size_t second_frame = first_frame + first_size + 4;
   EXPECT_EQ(testing::error_of([&] {
               read_all(with_byte(file, second_frame + 6, 0));

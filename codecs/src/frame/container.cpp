@@ -12,6 +12,9 @@ namespace wirezip::codecs {
 namespace {
 
 constexpr std::array<char, 4> kMagic = {'W', 'Z', 'C', '1'};
+constexpr std::size_t kFixedHeader = 18;    // through the spec length
+constexpr std::size_t kEndRecord = 16;      // after the zero length: total bytes, frame count
+constexpr std::size_t kReadStep = 1 << 20;  // a claimed length is trusted only as far as bytes arrive
 
 // The header of the file's frame `index`; an error in it names the frame.
 FrameHeader frame_header_of(std::span<const std::byte> frame, std::uint64_t index) {
@@ -21,9 +24,6 @@ FrameHeader frame_header_of(std::span<const std::byte> frame, std::uint64_t inde
     fail("frame {}: {}", index, e.what());
   }
 }
-constexpr std::size_t kFixedHeader = 18;   // through the spec length
-constexpr std::size_t kEndRecord = 16;     // after the zero length: total bytes, frame count
-constexpr std::size_t kReadStep = 1 << 20;  // a claimed length is trusted only as far as bytes arrive
 
 }  // namespace
 
